@@ -1,0 +1,423 @@
+"""``SQLiteBackend``: the local engine behind the ``MemoryBackend`` protocol.
+
+This class is the async facade: it validates input (``nams_local.validation``, the same
+rules as the server), then runs one synchronous unit of work from the modules beside it
+(``conversations``, ``entities``, ``reasoning``, ``tiers``) on the store's worker thread in
+one transaction. A refused or failed call therefore writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+
+from nams_local.backend import (
+    DEFAULT_LIST_LIMIT,
+    DEFAULT_SEARCH_LIMIT,
+    Capabilities,
+    MemoryBackend,
+)
+from nams_local.embeddings import Embedder, default_embedder
+from nams_local.errors import InvalidInputError, NotSupportedError
+from nams_local.models import (
+    Context,
+    Conversation,
+    ConversationSearchHits,
+    ConversationTrace,
+    Entity,
+    EntityDetails,
+    EntityGraph,
+    EntityHistory,
+    EntityProvenance,
+    ExtractionStatus,
+    FeedbackResult,
+    MergeResult,
+    Message,
+    NewMessage,
+    Observation,
+    QueryResult,
+    ReasoningStep,
+    Reflection,
+    Relationship,
+    SearchMode,
+    SearchResult,
+    StepExplanation,
+    ToolCall,
+    ToolCallStatus,
+)
+from nams_local.validation import (
+    check_limit,
+    check_message,
+    check_messages,
+    check_mode,
+    check_query,
+    check_required,
+    check_score,
+)
+
+from . import conversations, entities, tiers
+from . import reasoning as steps_store
+from .search import DEFAULT_HYBRID_WEIGHT
+from .store import Ctx, SQLiteStore, VectorIndexChoice
+
+__all__ = ["SQLiteBackend"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class SQLiteBackend(MemoryBackend):
+    """Memory in one SQLite file (or ``":memory:"``), one workspace per instance.
+
+    Args:
+        path: the database file (created if missing) or ``":memory:"``.
+        embedder: how texts become vectors; default the offline all-MiniLM-L6-v2.
+        embeddings: ``False`` keeps text search only (like a hosted workspace without
+            embeddings): nothing is embedded and searches report ``search_type="text"``.
+        workspace: which workspace this instance reads and writes.
+        vector_index: ``"sqlite-vec"``, ``"numpy"`` (brute force, no extension) or
+            ``"auto"`` (sqlite-vec when it loads).
+        hybrid_weight: weight of the vector score in hybrid search (0..1).
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        embedder: Embedder | None = None,
+        embeddings: bool = True,
+        workspace: str = "default",
+        vector_index: VectorIndexChoice = "auto",
+        hybrid_weight: float = DEFAULT_HYBRID_WEIGHT,
+        _store: SQLiteStore | None = None,
+    ) -> None:
+        check_required(workspace, "workspace")
+        if not 0.0 <= hybrid_weight <= 1.0:
+            raise InvalidInputError("hybrid_weight must be from 0 to 1")
+        if _store is None:
+            chosen = (embedder or default_embedder()) if embeddings else None
+            _store = SQLiteStore(path, embedder=chosen, vector_index=vector_index)
+            self._owns_store = True
+        else:
+            self._owns_store = False
+        self._store = _store
+        self.workspace = workspace
+        self.hybrid_weight = hybrid_weight
+        self._ctx = Ctx(_store, workspace)
+        self._capabilities = Capabilities(
+            relationship_writes=True,
+            entity_by_name=True,
+            user_message_search=True,
+            graph_neighbourhood=True,
+            vector_search=_store.vectors is not None,
+            cypher_query=False,
+        )
+
+    def for_workspace(self, workspace: str) -> SQLiteBackend:
+        """Another workspace of the same store; closing it leaves the store open."""
+        return SQLiteBackend(
+            workspace=workspace, hybrid_weight=self.hybrid_weight, _store=self._store
+        )
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
+
+    @property
+    def store(self) -> SQLiteStore:
+        return self._store
+
+    def info(self) -> dict[str, Any]:
+        """What this engine is and holds (for ``nams-local info``)."""
+        store = self._store
+        vectors = store.vectors
+        return {
+            "backend": "sqlite",
+            "path": store.path,
+            "workspace": self.workspace,
+            "driver": store.driver.module,
+            "sqlite_version": store.driver.sqlite_version,
+            "fts5": store.driver.fts5,
+            "sqlite_vec": store.driver.vec_version or f"unavailable ({store.driver.vec_error})",
+            "vector_index": vectors.messages.kind if vectors else "off (text search only)",
+            "embedder": vectors.embedder.name if vectors else "none",
+            "dimension": vectors.embedder.dimension if vectors else 0,
+            "counts": store.run_sync(store.counts),
+        }
+
+    async def _run(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        return await self._store.run(fn, self._ctx, *args, **kwargs)
+
+    # -- conversations ---------------------------------------------------------------
+    async def create_conversation(
+        self, user_id: str | None = None, metadata: dict[str, str] | None = None
+    ) -> Conversation:
+        if metadata is not None and not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
+        ):
+            raise InvalidInputError("conversation metadata must map strings to strings")
+        return await self._run(conversations.create_conversation, user_id, metadata)
+
+    async def list_conversations(
+        self, user_id: str | None = None, limit: int = DEFAULT_LIST_LIMIT
+    ) -> list[Conversation]:
+        check_limit(limit)
+        return await self._run(conversations.list_conversations, user_id, limit)
+
+    async def get_conversation(self, conversation_id: str) -> Conversation:
+        return await self._run(conversations.get_conversation, conversation_id)
+
+    async def delete_conversation(self, conversation_id: str) -> None:
+        await self._run(conversations.delete_conversation, conversation_id)
+
+    # -- messages --------------------------------------------------------------------
+    async def add_message(
+        self,
+        conversation_id: str,
+        role: str,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message:
+        check_message(role, content)
+        message = NewMessage(role=role, content=content, metadata=metadata)
+        stored = await self._run(conversations.add_messages, conversation_id, [message])
+        return stored[0]
+
+    async def add_messages(
+        self, conversation_id: str, messages: Sequence[NewMessage]
+    ) -> list[Message]:
+        check_messages(messages)
+        return await self._run(conversations.add_messages, conversation_id, list(messages))
+
+    async def list_messages(
+        self, conversation_id: str, limit: int = DEFAULT_LIST_LIMIT
+    ) -> list[Message]:
+        check_limit(limit)
+        return await self._run(conversations.list_messages, conversation_id, limit)
+
+    async def search_messages(
+        self,
+        conversation_id: str,
+        query: str,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        mode: SearchMode | None = None,
+    ) -> SearchResult[Message]:
+        check_query(query)
+        check_limit(limit)
+        return await self._run(
+            conversations.search_messages,
+            conversation_id,
+            query,
+            limit,
+            check_mode(mode),
+            self.hybrid_weight,
+        )
+
+    # -- context, observations, reflections, extraction status ------------------------
+    async def get_context(self, conversation_id: str) -> Context:
+        return await self._run(tiers.get_context, conversation_id)
+
+    async def list_observations(
+        self, conversation_id: str, limit: int = DEFAULT_LIST_LIMIT
+    ) -> list[Observation]:
+        check_limit(limit)
+        return await self._run(tiers.list_observations, conversation_id, limit)
+
+    async def list_reflections(self, conversation_id: str) -> list[Reflection]:
+        return await self._run(tiers.list_reflections, conversation_id)
+
+    async def get_extraction_status(self, conversation_id: str) -> ExtractionStatus:
+        return await self._run(tiers.get_extraction_status, conversation_id)
+
+    # -- entities --------------------------------------------------------------------
+    async def add_entity(
+        self,
+        name: str,
+        type: str,
+        description: str | None = None,
+        properties: dict[str, str] | None = None,
+    ) -> Entity:
+        name = check_required(name, "name")
+        type = check_required(type, "type")
+        if properties is not None and not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in properties.items()
+        ):
+            raise InvalidInputError("entity properties must map strings to strings")
+        return await self._run(entities.add_entity, name, type, description, properties)
+
+    async def list_entities(self, type: str | None = None) -> list[Entity]:
+        return await self._run(entities.list_entities, type)
+
+    async def get_entity(self, entity_id: str) -> EntityDetails:
+        return await self._run(entities.get_entity, entity_id)
+
+    async def update_entity(
+        self, entity_id: str, name: str | None = None, description: str | None = None
+    ) -> None:
+        if name is None and description is None:
+            raise InvalidInputError("nothing to update: give a name or a description")
+        if name is not None:
+            name = check_required(name, "name")
+        await self._run(entities.update_entity, entity_id, name, description)
+
+    async def delete_entity(self, entity_id: str) -> None:
+        await self._run(entities.delete_entity, entity_id)
+
+    async def search_entities(
+        self,
+        query: str,
+        type: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        mode: SearchMode | None = None,
+    ) -> SearchResult[Entity]:
+        check_query(query)
+        check_limit(limit)
+        return await self._run(
+            entities.search_entities, query, type, limit, check_mode(mode), self.hybrid_weight
+        )
+
+    async def entity_feedback(
+        self, entity_id: str, user_score: float | None = None, confirmed: bool | None = None
+    ) -> FeedbackResult:
+        check_score(user_score)
+        return await self._run(entities.entity_feedback, entity_id, user_score, confirmed)
+
+    async def get_entity_history(self, entity_id: str) -> EntityHistory:
+        return await self._run(entities.get_history, entity_id)
+
+    async def merge_entities(self, source_id: str, target_id: str) -> MergeResult:
+        check_required(target_id, "target_id")
+        return await self._run(entities.merge_entities, source_id, target_id)
+
+    async def get_graph(self) -> EntityGraph:
+        return await self._run(entities.get_graph)
+
+    # -- reasoning -------------------------------------------------------------------
+    async def record_step(
+        self,
+        conversation_id: str,
+        reasoning: str,
+        action_taken: str,
+        result: str | None = None,
+    ) -> ReasoningStep:
+        check_required(reasoning, "reasoning")
+        check_required(action_taken, "action_taken")
+        return await self._run(
+            steps_store.record_step, conversation_id, reasoning, action_taken, result
+        )
+
+    async def list_steps(self, conversation_id: str) -> list[ReasoningStep]:
+        return await self._run(steps_store.list_steps, conversation_id)
+
+    async def record_tool_call(
+        self,
+        tool_name: str,
+        input: str,
+        output: str | None = None,
+        status: ToolCallStatus | str | None = None,
+        step_id: str | None = None,
+        duration_ms: int | None = None,
+    ) -> ToolCall:
+        check_required(tool_name, "tool_name")
+        if not isinstance(input, str):
+            raise InvalidInputError("input must be a string (JSON text)")
+        try:
+            parsed = ToolCallStatus.parse(status)
+        except ValueError:
+            raise InvalidInputError(f"invalid tool call status {status!r}") from None
+        if duration_ms is not None and (not isinstance(duration_ms, int) or duration_ms < 0):
+            raise InvalidInputError("duration_ms must be a non-negative integer")
+        return await self._run(
+            steps_store.record_tool_call,
+            tool_name,
+            input,
+            output,
+            parsed,
+            step_id,
+            duration_ms,
+        )
+
+    async def get_trace(self, conversation_id: str) -> ConversationTrace:
+        return await self._run(steps_store.get_trace, conversation_id)
+
+    async def explain_step(self, step_id: str) -> StepExplanation:
+        return await self._run(steps_store.explain_step, step_id)
+
+    async def get_provenance(self, entity_id: str) -> EntityProvenance:
+        return await self._run(steps_store.get_provenance, entity_id)
+
+    # -- query -----------------------------------------------------------------------
+    async def query(self, cypher: str, params: dict[str, Any] | None = None) -> QueryResult:
+        raise NotSupportedError("read-only Cypher is not available in this version of the engine")
+
+    # -- extensions ------------------------------------------------------------------
+    async def add_relationship(
+        self,
+        source_id: str,
+        target_id: str,
+        type: str,
+        properties: dict[str, Any] | None = None,
+        confidence: float | None = None,
+    ) -> Relationship:
+        type = check_required(type, "type")
+        if confidence is not None and not 0.0 <= confidence <= 1.0:
+            raise InvalidInputError("confidence must be from 0 to 1")
+        return await self._run(
+            entities.add_relationship, source_id, target_id, type, properties, confidence
+        )
+
+    async def delete_relationship(self, relationship_id: str) -> None:
+        await self._run(entities.delete_relationship, relationship_id)
+
+    async def get_entity_by_name(self, name: str, type: str | None = None) -> Entity | None:
+        check_required(name, "name")
+        return await self._run(entities.get_entity_by_name, name, type)
+
+    async def search_user_messages(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        conversation_limit: int = 5,
+        per_conversation_limit: int = 4,
+        exclude_conversation_id: str | None = None,
+        include_steps: bool = True,
+    ) -> list[ConversationSearchHits]:
+        check_required(user_id, "user_id")
+        check_query(query)
+        check_limit(conversation_limit, name="conversation_limit")
+        check_limit(per_conversation_limit, name="per_conversation_limit")
+        return await self._run(
+            conversations.search_user_messages,
+            user_id,
+            query,
+            conversation_limit,
+            per_conversation_limit,
+            exclude_conversation_id,
+            include_steps,
+            self.hybrid_weight,
+        )
+
+    async def entity_neighbourhood(self, entity_id: str, depth: int = 1) -> EntityGraph:
+        check_limit(depth, name="depth", maximum=5)
+        return await self._run(entities.neighbourhood, entity_id, depth)
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def aclose(self) -> None:
+        if self._owns_store:
+            self._store.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,241 @@
+"""Conversations and messages: writes, newest-first lists and scoped search.
+
+Synchronous functions of a ``Ctx``; ``SQLiteBackend`` runs each on the store's worker
+thread inside one transaction, so a failure anywhere (say in the embedder) writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Row, delete, insert, select, text, update
+
+from nams_local.errors import NotFoundError, NotSupportedError
+from nams_local.models import (
+    Conversation,
+    ConversationSearchHits,
+    Message,
+    NewMessage,
+    SearchMode,
+    SearchResult,
+)
+
+from . import schema as s
+from .rows import dumps, new_id, now, to_conversation, to_message, to_step, token_count
+from .search import bm25, rank
+from .store import Ctx, message_partition
+from .text import match_query, message_scope, scope_token
+
+__all__ = [
+    "add_messages",
+    "conversation_row",
+    "create_conversation",
+    "delete_conversation",
+    "get_conversation",
+    "list_conversations",
+    "list_messages",
+    "search_messages",
+    "search_user_messages",
+]
+
+c, m = s.conversations, s.messages
+
+
+def conversation_row(ctx: Ctx, conversation_id: str) -> Row[Any]:
+    """The conversation's row in this workspace, or ``NotFoundError``."""
+    row = ctx.conn.execute(
+        select(c).where(c.c.id == conversation_id, c.c.workspace == ctx.workspace)
+    ).first()
+    if row is None:
+        raise NotFoundError(f"conversation {conversation_id!r} not found")
+    return row
+
+
+def create_conversation(
+    ctx: Ctx, user_id: str | None, metadata: dict[str, str] | None
+) -> Conversation:
+    stamp = now()
+    values = {
+        "id": new_id(),
+        "workspace": ctx.workspace,
+        "user_id": user_id,
+        "metadata": dumps(metadata or {}),
+        "message_count": 0,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+    ctx.conn.execute(insert(c).values(**values))
+    return get_conversation(ctx, values["id"])
+
+
+def get_conversation(ctx: Ctx, conversation_id: str) -> Conversation:
+    return to_conversation(conversation_row(ctx, conversation_id), ctx.workspace)
+
+
+def list_conversations(ctx: Ctx, user_id: str | None, limit: int) -> list[Conversation]:
+    stmt = select(c).where(c.c.workspace == ctx.workspace)
+    if user_id is not None:
+        stmt = stmt.where(c.c.user_id == user_id)
+    stmt = stmt.order_by(c.c.updated_at.desc(), c.c.pk.desc()).limit(limit)
+    return [to_conversation(row, ctx.workspace) for row in ctx.conn.execute(stmt).all()]
+
+
+def delete_conversation(ctx: Ctx, conversation_id: str) -> None:
+    row = conversation_row(ctx, conversation_id)
+    pks = [pk for (pk,) in ctx.conn.execute(select(m.c.pk).where(m.c.conversation_pk == row.pk))]
+    _unindex_messages(ctx, pks)
+    ctx.conn.execute(delete(c).where(c.c.pk == row.pk))
+
+
+def _unindex_messages(ctx: Ctx, pks: Sequence[int]) -> None:
+    if not pks:
+        return
+    ctx.conn.execute(text("DELETE FROM messages_fts WHERE rowid = :pk"), [{"pk": pk} for pk in pks])
+    if ctx.vectors is not None:
+        ctx.vectors.messages.delete(ctx.conn, pks)
+
+
+def add_messages(ctx: Ctx, conversation_id: str, messages: Sequence[NewMessage]) -> list[Message]:
+    """Write messages (already validated) with their text and vector index entries."""
+    conv = conversation_row(ctx, conversation_id)
+    vectors = ctx.vectors
+    embedded = vectors.embedder.embed([msg.content for msg in messages]) if vectors else None
+    stamp = now()
+    rows = [
+        {
+            "id": new_id(),
+            "workspace": ctx.workspace,
+            "conversation_pk": conv.pk,
+            "role": msg.role,
+            "content": msg.content,
+            "metadata": dumps(msg.metadata or {}),
+            "token_count": token_count(msg.content),
+            "created_at": stamp,
+        }
+        for msg in messages
+    ]
+    conn = ctx.conn
+    pks = [int(conn.execute(insert(m).values(**row)).inserted_primary_key[0]) for row in rows]
+    scope = message_scope(ctx.workspace, conv.user_id, conv.id)
+    conn.execute(
+        text("INSERT INTO messages_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
+        [
+            {"pk": pk, "body": row["content"], "scope": scope}
+            for pk, row in zip(pks, rows, strict=True)
+        ],
+    )
+    if vectors is not None and embedded is not None:
+        part = message_partition(ctx.workspace, conv.user_id)
+        vectors.messages.add(conn, [(pk, part, conv.id) for pk in pks], embedded)
+    conn.execute(
+        update(c)
+        .where(c.c.pk == conv.pk)
+        .values(message_count=c.c.message_count + len(rows), updated_at=stamp)
+    )
+    result = conn.execute(select(m).where(m.c.pk.in_(pks)).order_by(m.c.pk)).all()
+    return [to_message(row, conv.id) for row in result]
+
+
+def list_messages(ctx: Ctx, conversation_id: str, limit: int) -> list[Message]:
+    conv = conversation_row(ctx, conversation_id)
+    rows = ctx.conn.execute(
+        select(m).where(m.c.conversation_pk == conv.pk).order_by(m.c.pk.desc()).limit(limit)
+    ).all()
+    return [to_message(row, conv.id) for row in rows]
+
+
+def resolve_mode(ctx: Ctx, mode: SearchMode | None) -> SearchMode:
+    """The mode a search runs in: hybrid by default with embeddings, else text."""
+    if ctx.vectors is None:
+        if mode in ("vector", "hybrid"):
+            raise NotSupportedError(
+                f"{mode} search needs embeddings; this store was opened with embeddings off"
+            )
+        return "text"
+    return mode or "hybrid"
+
+
+def _search_in(
+    ctx: Ctx, conv: Row[Any], query: str, limit: int, mode: SearchMode, weight: float
+) -> list[Message]:
+    conn = ctx.conn
+    vectors = ctx.vectors
+    match = match_query(query, scope_token("c", conv.id))
+
+    def text_search(k: int) -> list[tuple[int, float]]:
+        return bm25(conn, "messages_fts", match, k)
+
+    vector_search = None
+    if vectors is not None:
+        part = message_partition(ctx.workspace, conv.user_id)
+
+        def vector_search(k: int) -> list[tuple[int, float]]:
+            assert vectors is not None
+            return vectors.messages.search(
+                conn, vectors.embedder.embed_query(query), k, part, conv.id
+            )
+
+    ranked = rank(mode, limit, text_search, vector_search, weight)
+    if not ranked:
+        return []
+    rows = {
+        row.pk: row
+        for row in conn.execute(
+            select(m).where(m.c.pk.in_([r.pk for r in ranked]), m.c.conversation_pk == conv.pk)
+        ).all()
+    }
+    return [to_message(rows[r.pk], conv.id, r.score) for r in ranked if r.pk in rows]
+
+
+def search_messages(
+    ctx: Ctx,
+    conversation_id: str,
+    query: str,
+    limit: int,
+    mode: SearchMode | None,
+    weight: float,
+) -> SearchResult[Message]:
+    conv = conversation_row(ctx, conversation_id)
+    run_mode = resolve_mode(ctx, mode)
+    items = _search_in(ctx, conv, query, limit, run_mode, weight)
+    return SearchResult[Message](items=items, search_type=run_mode)
+
+
+def search_user_messages(
+    ctx: Ctx,
+    user_id: str,
+    query: str,
+    conversation_limit: int,
+    per_conversation_limit: int,
+    exclude_conversation_id: str | None,
+    include_steps: bool,
+    weight: float,
+) -> list[ConversationSearchHits]:
+    """Per-conversation searches for one user, in one transaction (same hits as one by one)."""
+    run_mode = resolve_mode(ctx, None)
+    convs = ctx.conn.execute(
+        select(c)
+        .where(c.c.workspace == ctx.workspace, c.c.user_id == user_id)
+        .order_by(c.c.updated_at.desc(), c.c.pk.desc())
+        .limit(conversation_limit + 1)
+    ).all()
+    convs = [conv for conv in convs if conv.id != exclude_conversation_id][:conversation_limit]
+    groups = []
+    for conv in convs:
+        messages = _search_in(ctx, conv, query, per_conversation_limit, run_mode, weight)
+        steps = []
+        if include_steps:
+            st = s.steps
+            steps = [
+                to_step(row, conv.id)
+                for row in ctx.conn.execute(
+                    select(st).where(st.c.conversation_pk == conv.pk).order_by(st.c.pk)
+                ).all()
+            ]
+        groups.append(
+            ConversationSearchHits(
+                conversation_id=conv.id, messages=messages, steps=steps, search_type=run_mode
+            )
+        )
+    return groups

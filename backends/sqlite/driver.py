@@ -1,0 +1,111 @@
+"""Opening SQLite through SQLAlchemy with a DB-API driver that can load sqlite-vec.
+
+The CPython ``sqlite3`` of a pyenv build usually cannot load extensions, so the engine
+prefers ``sqlean`` (a drop-in ``sqlite3`` with extension loading and FTS5) and falls back
+to the standard module. When sqlite-vec cannot be loaded the backend keeps working with a
+numpy brute-force vector index, and ``DriverInfo`` says so (``nams-local info`` prints it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.pool import StaticPool
+
+logger = logging.getLogger("nams_local.sqlite")
+
+__all__ = ["DriverInfo", "open_engine"]
+
+
+@dataclass(frozen=True, slots=True)
+class DriverInfo:
+    """What the opened database can do."""
+
+    module: str
+    sqlite_version: str
+    vec_version: str | None
+    vec_error: str | None
+    fts5: bool
+
+
+def _driver_module() -> ModuleType:
+    try:
+        return importlib.import_module("sqlean.dbapi2")
+    except ImportError:  # pragma: no cover - sqlean is a dependency
+        logger.warning("sqlean is not installed; using the standard sqlite3 module")
+        return importlib.import_module("sqlite3")
+
+
+def _load_vec(dbapi_conn: Any) -> str | None:
+    """Load sqlite-vec into one connection; return the error text when it cannot."""
+    try:
+        import sqlite_vec
+
+        dbapi_conn.enable_load_extension(True)
+        try:
+            sqlite_vec.load(dbapi_conn)
+        finally:
+            dbapi_conn.enable_load_extension(False)
+    except Exception as exc:  # any failure means: use the numpy fallback
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def open_engine(path: str | Path, *, want_vec: bool = True) -> tuple[Engine, DriverInfo]:
+    """Create the engine for ``path`` (a file or ``":memory:"``) and probe what it can do.
+
+    One connection serves the whole store (``StaticPool``): the backend runs every
+    statement on one worker thread, which keeps ``:memory:`` databases and SQLite's
+    single-writer rule simple and makes the connection thread-affine by construction.
+    """
+    module = _driver_module()
+    target = ":memory:" if str(path) == ":memory:" else str(Path(path).expanduser())
+    engine = create_engine(
+        f"sqlite:///{target}",
+        module=module,
+        poolclass=StaticPool,
+        connect_args={"check_same_thread": False},
+    )
+    vec_error: list[str | None] = [None if want_vec else "disabled"]
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        if want_vec:
+            vec_error[0] = _load_vec(dbapi_conn)
+        cursor = dbapi_conn.cursor()
+        if target != ":memory:":
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=5000")
+        cursor.close()
+
+    with engine.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        cur = raw.cursor()
+        sqlite_version = cur.execute("select sqlite_version()").fetchone()[0]
+        vec_version: str | None = None
+        if vec_error[0] is None:
+            vec_version = cur.execute("select vec_version()").fetchone()[0]
+        try:
+            cur.execute("create virtual table temp._fts5_probe using fts5(x)")
+            cur.execute("drop table temp._fts5_probe")
+            fts5 = True
+        except Exception:
+            fts5 = False
+        cur.close()
+    info = DriverInfo(
+        module=module.__name__,
+        sqlite_version=sqlite_version,
+        vec_version=vec_version,
+        vec_error=vec_error[0],
+        fts5=fts5,
+    )
+    return engine, info

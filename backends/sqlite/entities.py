@@ -1,0 +1,424 @@
+"""Entities and relationships: the long-term memory graph of a workspace.
+
+Merging keeps the hosted semantics: the source's relationships move to the target, a
+``SAME_AS`` edge records the merge, and the source stays (so its id still resolves) but is
+inert: gone from lists, searches, the graph and the indexes. Chains are flattened, so an
+entity merged into A, when A is merged into B, points at B.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Row, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy.orm import aliased
+
+from nams_local.errors import InvalidInputError, NotFoundError
+from nams_local.models import (
+    Entity,
+    EntityDetails,
+    EntityGraph,
+    EntityHistory,
+    EntityMention,
+    EntityRelationship,
+    FeedbackResult,
+    MergeResult,
+    Relationship,
+    SearchMode,
+    SearchResult,
+)
+
+from . import schema as s
+from .conversations import resolve_mode
+from .rows import canonical, dumps, loads, new_id, now, to_entity, when
+from .search import bm25, rank
+from .store import Ctx, entity_text
+from .text import entity_scope, match_query, phrase_query, scope_token
+
+__all__ = [
+    "add_entity",
+    "add_relationship",
+    "delete_entity",
+    "delete_relationship",
+    "entity_feedback",
+    "entity_row",
+    "get_entity",
+    "get_entity_by_name",
+    "get_graph",
+    "get_history",
+    "list_entities",
+    "merge_entities",
+    "neighbourhood",
+    "search_entities",
+    "update_entity",
+]
+
+e, r = s.entities, s.relationships
+SAME_AS = "SAME_AS"
+
+
+def entity_row(ctx: Ctx, entity_id: str) -> Row[Any]:
+    row = ctx.conn.execute(
+        select(e).where(e.c.id == entity_id, e.c.workspace == ctx.workspace)
+    ).first()
+    if row is None:
+        raise NotFoundError(f"entity {entity_id!r} not found")
+    return row
+
+
+def _index(ctx: Ctx, pk: int, name: str, type_: str, description: str | None) -> None:
+    """(Re)write the entity's full-text and vector entries."""
+    conn = ctx.conn
+    body = entity_text(name, description)
+    conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), {"pk": pk})
+    conn.execute(
+        text("INSERT INTO entities_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
+        {"pk": pk, "body": body, "scope": entity_scope(ctx.workspace, type_)},
+    )
+    if ctx.vectors is not None:
+        vector = ctx.vectors.embedder.embed([body])
+        ctx.vectors.entities.add(conn, [(pk, ctx.workspace, type_.casefold())], vector)
+
+
+def _unindex(ctx: Ctx, pks: list[int]) -> None:
+    if not pks:
+        return
+    ctx.conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), [{"pk": pk} for pk in pks])
+    if ctx.vectors is not None:
+        ctx.vectors.entities.delete(ctx.conn, pks)
+
+
+def add_entity(
+    ctx: Ctx,
+    name: str,
+    type_: str,
+    description: str | None,
+    properties: dict[str, str] | None,
+) -> Entity:
+    stamp = now()
+    values = {
+        "id": new_id(),
+        "workspace": ctx.workspace,
+        "name": name,
+        "canonical_name": canonical(name),
+        "type": type_,
+        "description": description,
+        "properties": dumps(properties or {}),
+        "confidence": 1.0,
+        "source_stage": "api",
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+    pk = int(ctx.conn.execute(insert(e).values(**values)).inserted_primary_key[0])
+    _index(ctx, pk, name, type_, description)
+    ctx.store.graph(ctx.workspace).add_node(str(values["id"]), name, type_, description)
+    return to_entity(entity_row(ctx, str(values["id"])))
+
+
+def list_entities(ctx: Ctx, type_: str | None) -> list[Entity]:
+    stmt = select(e).where(e.c.workspace == ctx.workspace, e.c.merged_into_pk.is_(None))
+    if type_:
+        stmt = stmt.where(func.lower(e.c.type) == type_.strip().lower())
+    return [to_entity(row) for row in ctx.conn.execute(stmt.order_by(e.c.pk)).all()]
+
+
+def _relationships_of(ctx: Ctx, pk: int) -> list[EntityRelationship]:
+    other = aliased(e)
+    out: list[EntityRelationship] = []
+    for direction, near, far in (
+        ("outgoing", r.c.source_pk, r.c.target_pk),
+        ("incoming", r.c.target_pk, r.c.source_pk),
+    ):
+        rows = ctx.conn.execute(
+            select(
+                r,
+                other.c.id.label("o_id"),
+                other.c.name.label("o_name"),
+                other.c.type.label("o_type"),
+            )
+            .join(other, other.c.pk == far)
+            .where(near == pk)
+            .order_by(r.c.pk)
+        ).all()
+        out.extend(
+            EntityRelationship(
+                type=row.type,
+                target_id=row.o_id,
+                target_name=row.o_name,
+                target_type=row.o_type,
+                direction=direction,  # type: ignore[arg-type]
+                id=row.id,
+                properties=loads(row.properties),
+                confidence=row.confidence,
+            )
+            for row in rows
+        )
+    return out
+
+
+def get_entity(ctx: Ctx, entity_id: str) -> EntityDetails:
+    row = entity_row(ctx, entity_id)
+    base = to_entity(row)
+    return EntityDetails(**base.model_dump(), relationships=_relationships_of(ctx, row.pk))
+
+
+def update_entity(ctx: Ctx, entity_id: str, name: str | None, description: str | None) -> None:
+    row = entity_row(ctx, entity_id)
+    values: dict[str, Any] = {"updated_at": now()}
+    if name is not None:
+        values["name"] = name
+        values["canonical_name"] = canonical(name)
+    if description is not None:
+        values["description"] = description
+    ctx.conn.execute(update(e).where(e.c.pk == row.pk).values(**values))
+    new_name = values.get("name", row.name)
+    new_description = values.get("description", row.description)
+    if row.merged_into_pk is None:
+        _index(ctx, row.pk, new_name, row.type, new_description)
+        ctx.store.graph(ctx.workspace).add_node(row.id, new_name, row.type, new_description)
+
+
+def delete_entity(ctx: Ctx, entity_id: str) -> None:
+    """Delete the entity, its relationships, and the inert entities merged into it."""
+    row = entity_row(ctx, entity_id)
+    aliases = [pk for (pk,) in ctx.conn.execute(select(e.c.pk).where(e.c.merged_into_pk == row.pk))]
+    pks = [*aliases, row.pk]
+    _unindex(ctx, pks)
+    ctx.conn.execute(delete(e).where(e.c.pk.in_(aliases)))
+    ctx.conn.execute(delete(e).where(e.c.pk == row.pk))
+    ctx.store.graph(ctx.workspace).remove_node(row.id)
+
+
+def search_entities(
+    ctx: Ctx,
+    query: str,
+    type_: str | None,
+    limit: int,
+    mode: SearchMode | None,
+    weight: float,
+) -> SearchResult[Entity]:
+    run_mode = resolve_mode(ctx, mode)
+    conn = ctx.conn
+    scopes = [scope_token("w", ctx.workspace)]
+    if type_:
+        scopes.append(scope_token("t", type_.strip().casefold()))
+    match = match_query(query, *scopes)
+    vectors = ctx.vectors
+
+    def text_search(k: int) -> list[tuple[int, float]]:
+        return bm25(conn, "entities_fts", match, k)
+
+    vector_search = None
+    if vectors is not None:
+        sub = type_.strip().casefold() if type_ else None
+
+        def vector_search(k: int) -> list[tuple[int, float]]:
+            assert vectors is not None
+            return vectors.entities.search(
+                conn, vectors.embedder.embed_query(query), k, ctx.workspace, sub
+            )
+
+    ranked = rank(run_mode, limit, text_search, vector_search, weight)
+    rows = {
+        row.pk: row
+        for row in conn.execute(
+            select(e).where(
+                e.c.pk.in_([x.pk for x in ranked]),
+                e.c.workspace == ctx.workspace,
+                e.c.merged_into_pk.is_(None),
+            )
+        ).all()
+    }
+    items = [to_entity(rows[x.pk], x.score) for x in ranked if x.pk in rows]
+    return SearchResult[Entity](items=items, search_type=run_mode)
+
+
+def entity_feedback(
+    ctx: Ctx, entity_id: str, user_score: float | None, confirmed: bool | None
+) -> FeedbackResult:
+    row = entity_row(ctx, entity_id)
+    values: dict[str, Any] = {"updated_at": now()}
+    if user_score is not None:
+        values["user_score"] = float(user_score)
+    if confirmed is not None:
+        values["confirmed"] = int(confirmed)
+    ctx.conn.execute(update(e).where(e.c.pk == row.pk).values(**values))
+    return FeedbackResult(id=row.id, updated=True)
+
+
+def get_history(ctx: Ctx, entity_id: str) -> EntityHistory:
+    """Every message that mentions the entity: linked by extraction, or naming it (or an
+    entity merged into it) as a phrase, across the workspace's conversations, oldest first."""
+    row = entity_row(ctx, entity_id)
+    conn = ctx.conn
+    names = [row.name]
+    names += [n for (n,) in conn.execute(select(e.c.name).where(e.c.merged_into_pk == row.pk))]
+    matched: dict[int, str] = {}
+    m, c, em = s.messages, s.conversations, s.entity_mentions
+    for (pk,) in conn.execute(
+        select(em.c.message_pk)
+        .join(e, e.c.pk == em.c.entity_pk)
+        .where(or_(e.c.pk == row.pk, e.c.merged_into_pk == row.pk))
+    ):
+        matched.setdefault(int(pk), row.name)
+    ws_token = scope_token("w", ctx.workspace)
+    for name in names:
+        match = phrase_query(name, ws_token)
+        if match is None:
+            continue
+        for (pk,) in conn.execute(
+            text("SELECT rowid FROM messages_fts WHERE messages_fts MATCH :q"), {"q": match}
+        ):
+            matched.setdefault(int(pk), name)
+    if not matched:
+        return EntityHistory(entity_id=row.id, mentions=[])
+    rows = conn.execute(
+        select(m.c.pk, m.c.id, m.c.role, m.c.content, m.c.created_at, c.c.id.label("conv_id"))
+        .join(c, c.c.pk == m.c.conversation_pk)
+        .where(m.c.pk.in_(list(matched)), m.c.workspace == ctx.workspace)
+        .order_by(m.c.pk)
+    ).all()
+    mentions = [
+        EntityMention(
+            message_id=x.id,
+            conversation_id=x.conv_id,
+            role=x.role,
+            content=x.content,
+            created_at=when(x.created_at),
+            matched_name=matched[x.pk],
+        )
+        for x in rows
+    ]
+    return EntityHistory(entity_id=row.id, mentions=mentions)
+
+
+def _active(ctx: Ctx, entity_id: str, role: str) -> Row[Any]:
+    row = entity_row(ctx, entity_id)
+    if row.merged_into_pk is not None:
+        raise InvalidInputError(f"{role} entity {entity_id!r} was merged into another entity")
+    return row
+
+
+def merge_entities(ctx: Ctx, source_id: str, target_id: str) -> MergeResult:
+    if source_id == target_id:
+        raise InvalidInputError("cannot merge an entity into itself")
+    source = _active(ctx, source_id, "source")
+    target = _active(ctx, target_id, "target")
+    conn = ctx.conn
+    conn.execute(update(r).where(r.c.source_pk == source.pk).values(source_pk=target.pk))
+    conn.execute(update(r).where(r.c.target_pk == source.pk).values(target_pk=target.pk))
+    # An edge between the two becomes a self-loop on the target: meaningless, dropped.
+    conn.execute(delete(r).where(r.c.source_pk == target.pk, r.c.target_pk == target.pk))
+    # Moving may duplicate an edge the target already had: keep the oldest.
+    dup = aliased(r)
+    conn.execute(
+        delete(r).where(
+            or_(r.c.source_pk == target.pk, r.c.target_pk == target.pk),
+            select(dup.c.pk)
+            .where(
+                and_(
+                    dup.c.source_pk == r.c.source_pk,
+                    dup.c.target_pk == r.c.target_pk,
+                    dup.c.type == r.c.type,
+                    dup.c.pk < r.c.pk,
+                )
+            )
+            .exists(),
+        )
+    )
+    _insert_relationship(ctx, source.pk, target.pk, SAME_AS, {}, 1.0)
+    conn.execute(update(e).where(e.c.merged_into_pk == source.pk).values(merged_into_pk=target.pk))
+    conn.execute(
+        update(e).where(e.c.pk == source.pk).values(merged_into_pk=target.pk, updated_at=now())
+    )
+    em = s.entity_mentions
+    conn.execute(
+        text(
+            "INSERT OR IGNORE INTO entity_mentions(entity_pk, message_pk) "
+            "SELECT :target, message_pk FROM entity_mentions WHERE entity_pk = :source"
+        ),
+        {"target": target.pk, "source": source.pk},
+    )
+    conn.execute(delete(em).where(em.c.entity_pk == source.pk))
+    _unindex(ctx, [source.pk])
+    ctx.store.drop_graph(ctx.workspace)
+    return MergeResult(status="merged", source_id=source.id, target_id=target.id)
+
+
+def get_graph(ctx: Ctx) -> EntityGraph:
+    return ctx.store.graph(ctx.workspace).view()
+
+
+def neighbourhood(ctx: Ctx, entity_id: str, depth: int) -> EntityGraph:
+    row = _active(ctx, entity_id, "the")  # a merged entity has no neighbourhood
+    return ctx.store.graph(ctx.workspace).neighbourhood(row.id, depth)
+
+
+def _insert_relationship(
+    ctx: Ctx,
+    source_pk: int,
+    target_pk: int,
+    type_: str,
+    properties: dict[str, Any],
+    confidence: float | None,
+) -> str:
+    rel_id = new_id()
+    ctx.conn.execute(
+        insert(r).values(
+            id=rel_id,
+            workspace=ctx.workspace,
+            source_pk=source_pk,
+            target_pk=target_pk,
+            type=type_,
+            properties=dumps(properties),
+            confidence=confidence,
+            created_at=now(),
+        )
+    )
+    return rel_id
+
+
+def add_relationship(
+    ctx: Ctx,
+    source_id: str,
+    target_id: str,
+    type_: str,
+    properties: dict[str, Any] | None,
+    confidence: float | None,
+) -> Relationship:
+    source = _active(ctx, source_id, "source")
+    target = _active(ctx, target_id, "target")
+    props = properties or {}
+    rel_id = _insert_relationship(ctx, source.pk, target.pk, type_, props, confidence)
+    ctx.store.graph(ctx.workspace).add_edge(rel_id, source.id, target.id, type_, props, confidence)
+    row = ctx.conn.execute(select(r).where(r.c.id == rel_id)).one()
+    return Relationship(
+        id=rel_id,
+        source_id=source.id,
+        target_id=target.id,
+        type=type_,
+        properties=props,
+        confidence=confidence,
+        created_at=when(row.created_at),
+    )
+
+
+def delete_relationship(ctx: Ctx, relationship_id: str) -> None:
+    result = ctx.conn.execute(
+        delete(r).where(r.c.id == relationship_id, r.c.workspace == ctx.workspace)
+    )
+    if result.rowcount == 0:
+        raise NotFoundError(f"relationship {relationship_id!r} not found")
+    ctx.store.graph(ctx.workspace).remove_edge(relationship_id)
+
+
+def get_entity_by_name(ctx: Ctx, name: str, type_: str | None) -> Entity | None:
+    stmt = select(e).where(
+        e.c.workspace == ctx.workspace,
+        e.c.canonical_name == canonical(name),
+        e.c.merged_into_pk.is_(None),
+    )
+    if type_:
+        stmt = stmt.where(func.lower(e.c.type) == type_.strip().lower())
+    row = ctx.conn.execute(stmt.order_by(e.c.pk).limit(1)).first()
+    return to_entity(row) if row is not None else None

@@ -1,0 +1,132 @@
+"""Small conversions between SQLite rows and the API models."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Row
+
+from nams_local.models import (
+    Conversation,
+    Entity,
+    Message,
+    ReasoningStep,
+    ToolCall,
+)
+
+__all__ = [
+    "canonical",
+    "dumps",
+    "loads",
+    "new_id",
+    "now",
+    "to_conversation",
+    "to_entity",
+    "to_message",
+    "to_step",
+    "to_tool_call",
+    "token_count",
+]
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_PUNCT_EDGES = re.compile(r"^[^\w]+|[^\w]+$", re.UNICODE)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def now() -> str:
+    """UTC now as fixed-width ISO-8601 text, so string order is time order."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def when(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(value: str | None) -> Any:
+    return json.loads(value) if value else {}
+
+
+def token_count(content: str) -> int:
+    """Words and punctuation marks: a tokenizer-free estimate, stable across models."""
+    return len(_TOKEN.findall(content))
+
+
+def canonical(name: str) -> str:
+    """The name as compared for identity: case-folded, spaces collapsed, edge punctuation off."""
+    return _PUNCT_EDGES.sub("", " ".join(name.casefold().split()))
+
+
+def to_conversation(row: Row[Any], workspace: str) -> Conversation:
+    return Conversation(
+        id=row.id,
+        workspace_id=workspace,
+        user_id=row.user_id,
+        metadata=loads(row.metadata),
+        message_count=row.message_count,
+        created_at=when(row.created_at),
+        updated_at=when(row.updated_at),
+    )
+
+
+def to_message(row: Row[Any], conversation_id: str, score: float | None = None) -> Message:
+    return Message(
+        id=row.id,
+        conversation_id=conversation_id,
+        role=row.role,
+        content=row.content,
+        metadata=loads(row.metadata),
+        created_at=when(row.created_at),
+        token_count=row.token_count,
+        score=score,
+    )
+
+
+def to_entity(row: Row[Any], score: float | None = None) -> Entity:
+    return Entity(
+        id=row.id,
+        name=row.name,
+        type=row.type,
+        description=row.description,
+        confidence=row.confidence,
+        score=score,
+        source_stage=row.source_stage,
+        canonical_name=row.canonical_name,
+        properties=loads(row.properties),
+        created_at=when(row.created_at),
+        updated_at=when(row.updated_at),
+    )
+
+
+def to_step(row: Row[Any], conversation_id: str) -> ReasoningStep:
+    return ReasoningStep(
+        id=row.id,
+        conversation_id=conversation_id,
+        reasoning=row.reasoning,
+        action_taken=row.action_taken,
+        result=row.result,
+        created_at=when(row.created_at),
+    )
+
+
+def to_tool_call(row: Row[Any], step_id: str | None) -> ToolCall:
+    return ToolCall(
+        id=row.id,
+        step_id=step_id,
+        tool_name=row.tool_name,
+        input=row.input,
+        output=row.output,
+        status=row.status,
+        duration_ms=row.duration_ms,
+        created_at=when(row.created_at),
+    )

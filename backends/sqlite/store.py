@@ -1,0 +1,250 @@
+"""The physical store behind ``SQLiteBackend``: one database, one worker thread.
+
+Every statement runs on a single dedicated thread over a single connection. SQLite allows
+one writer at a time anyway, a ``:memory:`` database exists only on its one connection,
+and the event loop is never blocked by disk or by the embedder. Workspaces are views over
+one store (``SQLiteBackend.for_workspace``), so a server can serve many API keys from one
+file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, ParamSpec, TypeVar
+
+from sqlalchemy import Connection, func, insert, select, text
+
+from nams_local.embeddings import Embedder
+from nams_local.errors import BackendUnavailableError, NamsError
+
+from . import schema as s
+from .driver import DriverInfo, open_engine
+from .graph import EntityGraphMirror
+from .vectors import IndexKind, VectorIndex, make_index
+
+logger = logging.getLogger("nams_local.sqlite")
+
+__all__ = [
+    "Ctx",
+    "DriverInfo",
+    "SQLiteStore",
+    "VectorIndexChoice",
+    "entity_text",
+    "message_partition",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+VectorIndexChoice = Literal["auto", "sqlite-vec", "numpy"]
+
+#: Rows embedded per batch when (re)building the vector index of an existing database.
+_BACKFILL_BATCH = 256
+
+
+@dataclass
+class VectorState:
+    embedder: Embedder
+    messages: VectorIndex
+    entities: VectorIndex
+
+
+class SQLiteStore:
+    """Engine, connection, worker thread, vector indexes and graph mirrors of one database."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        embedder: Embedder | None,
+        vector_index: VectorIndexChoice = "auto",
+    ) -> None:
+        self.path = str(path)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nams-sqlite")
+        self._closed = False
+        self._lock = threading.Lock()
+        self._graphs: dict[str, EntityGraphMirror] = {}
+        want_vec = embedder is not None and vector_index != "numpy"
+        self.engine, self.driver = open_engine(path, want_vec=want_vec)
+        if vector_index == "sqlite-vec" and self.driver.vec_version is None:
+            raise NamsError(f"sqlite-vec could not be loaded: {self.driver.vec_error}")
+        self.vectors: VectorState | None = None
+        if embedder is not None:
+            kind: IndexKind = "sqlite-vec" if self.driver.vec_version else "numpy"
+            self.vectors = VectorState(
+                embedder=embedder,
+                messages=make_index(kind, "messages", embedder.dimension),
+                entities=make_index(kind, "entities", embedder.dimension),
+            )
+        self.conn: Connection = self._executor.submit(self.engine.connect).result()
+        self._executor.submit(self._migrate).result()
+
+    # -- running work --------------------------------------------------------------
+    async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run ``fn`` on the worker thread inside one transaction (rolled back on error)."""
+        if self._closed:
+            raise BackendUnavailableError("the SQLite store is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._transaction, fn, args, kwargs)
+
+    def _transaction(
+        self, fn: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]
+    ) -> R:
+        with self.conn.begin():
+            return fn(*args, **kwargs)
+
+    def run_sync(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """``run`` for synchronous callers (the CLI); never call it from the worker thread."""
+        return self._executor.submit(self._transaction, fn, args, kwargs).result()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            self._executor.submit(self.conn.close).result()
+        finally:
+            self._executor.shutdown(wait=True)
+            self.engine.dispose()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- graph mirrors -------------------------------------------------------------
+    def graph(self, workspace: str) -> EntityGraphMirror:
+        """The workspace's graph mirror, built from SQLite on first use (worker thread)."""
+        mirror = self._graphs.get(workspace)
+        if mirror is None:
+            mirror = EntityGraphMirror.load(self.conn, workspace)
+            self._graphs[workspace] = mirror
+        return mirror
+
+    def drop_graph(self, workspace: str) -> None:
+        """Forget a mirror after a change that is simpler to rebuild than to patch."""
+        self._graphs.pop(workspace, None)
+
+    # -- schema --------------------------------------------------------------------
+    def _migrate(self) -> None:
+        conn = self.conn
+        with conn.begin():
+            s.metadata.create_all(conn)
+            version = conn.execute(select(s.schema_version.c.version)).scalar()
+            if version is None:
+                conn.execute(insert(s.schema_version).values(version=s.SCHEMA_VERSION))
+            elif version > s.SCHEMA_VERSION:
+                raise NamsError(
+                    f"{self.path} has schema version {version}; this nams-local knows "
+                    f"{s.SCHEMA_VERSION}. Upgrade nams-local to open it."
+                )
+            fresh_fts = not conn.execute(
+                text("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'")
+            ).first()
+            for ddl in s.FTS_DDL:
+                conn.execute(text(ddl))
+            if fresh_fts:
+                for stmt in s.FTS_RANK:
+                    conn.execute(text(stmt))
+            self._prepare_vectors(conn)
+
+    def _prepare_vectors(self, conn: Connection) -> None:
+        """Make the vector index match the configured embedder, rebuilding it if not.
+
+        The ``meta`` row ``vector_index`` records ``<index kind>:<embedder name>:<dim>``. A
+        database written with embeddings off, or by another embedder, is re-embedded once
+        on open, so vectors never mix models and no row is missing from the index.
+        """
+        current = conn.execute(select(s.meta.c.value).where(s.meta.c.key == "vector_index"))
+        recorded = current.scalar()
+        if self.vectors is None:
+            wanted = "none"
+        else:
+            v = self.vectors
+            wanted = f"{v.messages.kind}:{v.embedder.name}:{v.embedder.dimension}"
+        if recorded == wanted:
+            return
+        if self.vectors is not None:
+            for index in (self.vectors.messages, self.vectors.entities):
+                index.drop(conn)
+                index.create(conn)
+            self._backfill(conn, self.vectors)
+        conn.execute(
+            text("INSERT OR REPLACE INTO meta(key, value) VALUES ('vector_index', :v)"),
+            {"v": wanted},
+        )
+
+    def _backfill(self, conn: Connection, v: VectorState) -> None:
+        m, c = s.messages, s.conversations
+        total = conn.execute(select(func.count()).select_from(m)).scalar_one()
+        if total:
+            logger.info("embedding %d stored messages for the vector index", total)
+        rows = conn.execute(
+            select(m.c.pk, m.c.content, c.c.workspace, c.c.user_id, c.c.id)
+            .join(c, c.c.pk == m.c.conversation_pk)
+            .order_by(m.c.pk)
+        ).all()
+        for start in range(0, len(rows), _BACKFILL_BATCH):
+            batch = rows[start : start + _BACKFILL_BATCH]
+            vectors = v.embedder.embed([r.content for r in batch])
+            v.messages.add(
+                conn,
+                [(r.pk, message_partition(r.workspace, r.user_id), r.id) for r in batch],
+                vectors,
+            )
+        e = s.entities
+        erows = conn.execute(
+            select(e.c.pk, e.c.name, e.c.description, e.c.workspace, e.c.type).where(
+                e.c.merged_into_pk.is_(None)
+            )
+        ).all()
+        for start in range(0, len(erows), _BACKFILL_BATCH):
+            ebatch = erows[start : start + _BACKFILL_BATCH]
+            vectors = v.embedder.embed([entity_text(r.name, r.description) for r in ebatch])
+            v.entities.add(conn, [(r.pk, r.workspace, r.type.casefold()) for r in ebatch], vectors)
+
+    # -- statistics ----------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        conn = self.conn
+        tables = {
+            "workspaces": select(func.count(func.distinct(s.conversations.c.workspace))),
+            "conversations": select(func.count()).select_from(s.conversations),
+            "messages": select(func.count()).select_from(s.messages),
+            "entities": select(func.count()).select_from(s.entities),
+            "relationships": select(func.count()).select_from(s.relationships),
+            "reasoning_steps": select(func.count()).select_from(s.steps),
+            "tool_calls": select(func.count()).select_from(s.tool_calls),
+        }
+        return {name: int(conn.execute(stmt).scalar_one()) for name, stmt in tables.items()}
+
+
+def message_partition(workspace: str, user_id: str | None) -> str:
+    """The vector partition of a message: its workspace and its conversation's user."""
+    return f"{workspace}\x1f{user_id or ''}"
+
+
+def entity_text(name: str, description: str | None) -> str:
+    """What an entity's vector and full-text entry are made of."""
+    return f"{name}. {description}" if description else name
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """What a unit of work on the worker thread needs: the store and the workspace."""
+
+    store: SQLiteStore
+    workspace: str
+
+    @property
+    def conn(self) -> Connection:
+        return self.store.conn
+
+    @property
+    def vectors(self) -> VectorState | None:
+        return self.store.vectors

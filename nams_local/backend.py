@@ -1,0 +1,275 @@
+"""The ``MemoryBackend`` protocol: one async method per hosted NAMS operation.
+
+Everything above this layer (retrieval, persistence, integrations, the server) talks to a
+``MemoryBackend`` and never to a concrete class, exactly like httpx code talks to a
+transport. Operations hosted NAMS lacks are separate methods, each behind a flag in
+``Capabilities``; a backend without the capability raises ``NotSupportedError`` and makes
+no request, so callers can check the flag first and degrade once, quietly.
+
+Limits shared by every implementation (and by the hosted wire contract) live here too, so
+the server, the clients and the engine validate the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, Self, runtime_checkable
+
+from .models import (
+    Context,
+    Conversation,
+    ConversationSearchHits,
+    ConversationTrace,
+    Entity,
+    EntityDetails,
+    EntityGraph,
+    EntityHistory,
+    EntityProvenance,
+    ExtractionStatus,
+    FeedbackResult,
+    MergeResult,
+    Message,
+    NewMessage,
+    Observation,
+    QueryResult,
+    ReasoningStep,
+    Reflection,
+    Relationship,
+    SearchMode,
+    SearchResult,
+    StepExplanation,
+    ToolCall,
+    ToolCallStatus,
+)
+
+__all__ = [
+    "DEFAULT_LIST_LIMIT",
+    "DEFAULT_SEARCH_LIMIT",
+    "MAX_BULK_MESSAGES",
+    "MAX_LIST_LIMIT",
+    "Capabilities",
+    "MemoryBackend",
+]
+
+#: ``limit`` on list routes: 1..200, default 50 (hosted contract).
+DEFAULT_LIST_LIMIT = 50
+MAX_LIST_LIMIT = 200
+#: Search ``limit`` has no hosted default; ours is 10, with the same 1..200 range.
+DEFAULT_SEARCH_LIMIT = 10
+#: At most this many messages in one bulk add (hosted contract).
+MAX_BULK_MESSAGES = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can do beyond the hosted contract's common ground.
+
+    The core checks these flags, never the backend's class.
+    """
+
+    #: ``add_relationship`` / ``delete_relationship`` work.
+    relationship_writes: bool = False
+    #: ``get_entity_by_name`` works.
+    entity_by_name: bool = False
+    #: ``search_user_messages`` (one call for all of a user's other conversations) works.
+    user_message_search: bool = False
+    #: ``entity_neighbourhood`` works.
+    graph_neighbourhood: bool = False
+    #: Searches can rank by embeddings (``vector`` / ``hybrid``); else text only.
+    vector_search: bool = False
+    #: ``query`` (read-only Cypher) works.
+    cypher_query: bool = False
+
+
+@runtime_checkable
+class MemoryBackend(Protocol):
+    """Async memory operations, named after the hosted routes.
+
+    Errors: ``NotFoundError`` for an unknown id, ``InvalidInputError`` for refused input
+    (nothing written), ``NotSupportedError`` for a missing capability,
+    ``BackendUnavailableError`` when the store cannot be reached.
+    """
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    # -- conversations ---------------------------------------------------------------
+    async def create_conversation(
+        self, user_id: str | None = None, metadata: dict[str, str] | None = None
+    ) -> Conversation: ...
+
+    async def list_conversations(
+        self, user_id: str | None = None, limit: int = DEFAULT_LIST_LIMIT
+    ) -> list[Conversation]:
+        """Newest activity first."""
+        ...
+
+    async def get_conversation(self, conversation_id: str) -> Conversation: ...
+
+    async def delete_conversation(self, conversation_id: str) -> None: ...
+
+    # -- messages --------------------------------------------------------------------
+    async def add_message(
+        self,
+        conversation_id: str,
+        role: str,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message: ...
+
+    async def add_messages(
+        self, conversation_id: str, messages: Sequence[NewMessage]
+    ) -> list[Message]:
+        """Bulk add, at most ``MAX_BULK_MESSAGES``, all or nothing."""
+        ...
+
+    async def list_messages(
+        self, conversation_id: str, limit: int = DEFAULT_LIST_LIMIT
+    ) -> list[Message]:
+        """Newest first."""
+        ...
+
+    async def search_messages(
+        self,
+        conversation_id: str,
+        query: str,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        mode: SearchMode | None = None,
+    ) -> SearchResult[Message]: ...
+
+    # -- context, observations, reflections, extraction status ------------------------
+    async def get_context(self, conversation_id: str) -> Context: ...
+
+    async def list_observations(
+        self, conversation_id: str, limit: int = DEFAULT_LIST_LIMIT
+    ) -> list[Observation]: ...
+
+    async def list_reflections(self, conversation_id: str) -> list[Reflection]: ...
+
+    async def get_extraction_status(self, conversation_id: str) -> ExtractionStatus: ...
+
+    # -- entities --------------------------------------------------------------------
+    async def add_entity(
+        self,
+        name: str,
+        type: str,
+        description: str | None = None,
+        properties: dict[str, str] | None = None,
+    ) -> Entity: ...
+
+    async def list_entities(self, type: str | None = None) -> list[Entity]: ...
+
+    async def get_entity(self, entity_id: str) -> EntityDetails: ...
+
+    async def update_entity(
+        self, entity_id: str, name: str | None = None, description: str | None = None
+    ) -> None: ...
+
+    async def delete_entity(self, entity_id: str) -> None: ...
+
+    async def search_entities(
+        self,
+        query: str,
+        type: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        mode: SearchMode | None = None,
+    ) -> SearchResult[Entity]: ...
+
+    async def entity_feedback(
+        self, entity_id: str, user_score: float | None = None, confirmed: bool | None = None
+    ) -> FeedbackResult: ...
+
+    async def get_entity_history(self, entity_id: str) -> EntityHistory: ...
+
+    async def merge_entities(self, source_id: str, target_id: str) -> MergeResult: ...
+
+    async def get_graph(self) -> EntityGraph: ...
+
+    # -- reasoning -------------------------------------------------------------------
+    async def record_step(
+        self,
+        conversation_id: str,
+        reasoning: str,
+        action_taken: str,
+        result: str | None = None,
+    ) -> ReasoningStep: ...
+
+    async def list_steps(self, conversation_id: str) -> list[ReasoningStep]: ...
+
+    async def record_tool_call(
+        self,
+        tool_name: str,
+        input: str,
+        output: str | None = None,
+        status: ToolCallStatus | str | None = None,
+        step_id: str | None = None,
+        duration_ms: int | None = None,
+    ) -> ToolCall: ...
+
+    async def get_trace(self, conversation_id: str) -> ConversationTrace: ...
+
+    async def explain_step(self, step_id: str) -> StepExplanation: ...
+
+    async def get_provenance(self, entity_id: str) -> EntityProvenance: ...
+
+    # -- query -----------------------------------------------------------------------
+    async def query(self, cypher: str, params: dict[str, Any] | None = None) -> QueryResult:
+        """Read-only Cypher (capability ``cypher_query``)."""
+        ...
+
+    # -- extensions (each behind a capability) ----------------------------------------
+    async def add_relationship(
+        self,
+        source_id: str,
+        target_id: str,
+        type: str,
+        properties: dict[str, Any] | None = None,
+        confidence: float | None = None,
+    ) -> Relationship:
+        """Capability ``relationship_writes``."""
+        ...
+
+    async def delete_relationship(self, relationship_id: str) -> None:
+        """Capability ``relationship_writes``."""
+        ...
+
+    async def get_entity_by_name(self, name: str, type: str | None = None) -> Entity | None:
+        """Capability ``entity_by_name``: case- and space-insensitive exact name match."""
+        ...
+
+    async def search_user_messages(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        conversation_limit: int = 5,
+        per_conversation_limit: int = 4,
+        exclude_conversation_id: str | None = None,
+        include_steps: bool = True,
+    ) -> list[ConversationSearchHits]:
+        """Capability ``user_message_search``.
+
+        The user's conversations in ``list_conversations`` order (newest first), less
+        ``exclude_conversation_id``, the first ``conversation_limit``; for each, the hits of
+        ``search_messages(id, query, per_conversation_limit)`` and (with ``include_steps``)
+        its reasoning steps. One call instead of the 1 + 2·N the hosted API needs.
+        """
+        ...
+
+    async def entity_neighbourhood(self, entity_id: str, depth: int = 1) -> EntityGraph:
+        """Capability ``graph_neighbourhood``: entities within ``depth`` hops, either way."""
+        ...
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

@@ -1,0 +1,79 @@
+"""Input rules shared by every backend and the server, so all refuse the same things.
+
+Each check raises ``InvalidInputError`` before anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT
+from .errors import InvalidInputError
+from .models import MESSAGE_ROLES, NewMessage, SearchMode
+
+__all__ = [
+    "check_limit",
+    "check_message",
+    "check_messages",
+    "check_mode",
+    "check_query",
+    "check_required",
+    "check_score",
+]
+
+
+def check_limit(limit: int, *, name: str = "limit", maximum: int = MAX_LIST_LIMIT) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInputError(f"{name} must be an integer from 1 to {maximum}, got {limit!r}")
+    return limit
+
+
+def check_message(role: str, content: str) -> None:
+    if role not in MESSAGE_ROLES:
+        raise InvalidInputError(
+            f"invalid role {role!r}: must be one of {', '.join(sorted(MESSAGE_ROLES))}"
+        )
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInputError("message content must be a non-empty string")
+
+
+def check_messages(messages: Sequence[NewMessage]) -> None:
+    if not messages:
+        raise InvalidInputError("messages must not be empty")
+    if len(messages) > MAX_BULK_MESSAGES:
+        raise InvalidInputError(
+            f"at most {MAX_BULK_MESSAGES} messages per bulk request, got {len(messages)}"
+        )
+    for index, message in enumerate(messages):
+        try:
+            check_message(message.role, message.content)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"messages[{index}]: {exc.message}") from None
+
+
+def check_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query must be a non-empty string")
+    return query
+
+
+def check_required(value: str | None, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{name} is required")
+    return value.strip()
+
+
+def check_score(score: float | None) -> None:
+    if score is None:
+        return
+    if isinstance(score, bool) or not isinstance(score, int | float) or math.isnan(score):
+        raise InvalidInputError(f"user_score must be a number from 0 to 1, got {score!r}")
+    if not 0.0 <= float(score) <= 1.0:
+        raise InvalidInputError(f"user_score must be from 0 to 1, got {score!r}")
+
+
+def check_mode(mode: str | None) -> SearchMode | None:
+    if mode is None or mode in ("text", "vector", "hybrid"):
+        return mode  # type: ignore[return-value]
+    raise InvalidInputError(f"search mode must be text, vector or hybrid, got {mode!r}")
