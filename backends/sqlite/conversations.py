@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, delete, insert, select, text, update
+from sqlalchemy import Row, delete, select, text, update
 
 from nams_local.errors import NotFoundError, NotSupportedError
 from nams_local.models import (
@@ -22,7 +22,7 @@ from nams_local.models import (
 )
 
 from . import schema as s
-from .rows import dumps, new_id, now, to_conversation, to_message, to_step, token_count
+from .rows import dumps, insert_rows, new_id, now, to_conversation, to_message, to_step, token_count
 from .search import bm25, rank
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token
@@ -65,8 +65,8 @@ def create_conversation(
         "created_at": stamp,
         "updated_at": stamp,
     }
-    ctx.conn.execute(insert(c).values(**values))
-    return get_conversation(ctx, values["id"])
+    insert_rows(ctx.conn, c, [values])
+    return get_conversation(ctx, str(values["id"]))
 
 
 def get_conversation(ctx: Ctx, conversation_id: str) -> Conversation:
@@ -116,7 +116,7 @@ def add_messages(ctx: Ctx, conversation_id: str, messages: Sequence[NewMessage])
         for msg in messages
     ]
     conn = ctx.conn
-    pks = [int(conn.execute(insert(m).values(**row)).inserted_primary_key[0]) for row in rows]
+    pks = insert_rows(conn, m, rows)
     scope = message_scope(ctx.workspace, conv.user_id, conv.id)
     conn.execute(
         text("INSERT INTO messages_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),

@@ -30,7 +30,7 @@ from nams_local.models import (
 
 from . import schema as s
 from .conversations import resolve_mode
-from .rows import canonical, dumps, loads, new_id, now, to_entity, when
+from .rows import canonical, dumps, insert_rows, loads, new_id, now, to_entity, when
 from .search import bm25, rank
 from .store import Ctx, entity_text
 from .text import entity_scope, match_query, phrase_query, scope_token
@@ -109,7 +109,7 @@ def add_entity(
         "created_at": stamp,
         "updated_at": stamp,
     }
-    pk = int(ctx.conn.execute(insert(e).values(**values)).inserted_primary_key[0])
+    (pk,) = insert_rows(ctx.conn, e, [values])
     _index(ctx, pk, name, type_, description)
     ctx.store.graph(ctx.workspace).add_node(str(values["id"]), name, type_, description)
     return to_entity(entity_row(ctx, str(values["id"])))

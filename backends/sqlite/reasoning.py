@@ -165,7 +165,7 @@ def _explain(ctx: Ctx, step: Row[Any], entity_rows: list[Row[Any]]) -> StepExpla
     )
 
 
-def _workspace_entities(ctx: Ctx) -> list[Row[Any]]:
+def _workspace_entities(ctx: Ctx) -> list[Any]:
     return list(
         ctx.conn.execute(
             select(e.c.pk, e.c.id, e.c.name, e.c.type, e.c.merged_into_pk)

@@ -8,7 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row
+from sqlalchemy import Connection, Row, Table, insert
 
 from nams_local.models import (
     Conversation,
@@ -21,6 +21,7 @@ from nams_local.models import (
 __all__ = [
     "canonical",
     "dumps",
+    "insert_rows",
     "loads",
     "new_id",
     "now",
@@ -34,6 +35,12 @@ __all__ = [
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _PUNCT_EDGES = re.compile(r"^[^\w]+|[^\w]+$", re.UNICODE)
+
+
+def insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert rows in one statement and return their integer ``pk``s in input order."""
+    stmt = insert(table).returning(table.c.pk, sort_by_parameter_order=True)
+    return [int(pk) for pk in conn.execute(stmt, rows).scalars().all()]
 
 
 def new_id() -> str:

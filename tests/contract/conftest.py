@@ -1,14 +1,8 @@
-"""Backend harnesses the contract suite runs against.
+"""Fixtures of the contract suite.
 
 Every test takes ``harness`` (or just ``backend``) and runs once per entry of
-``HARNESS_FACTORIES``. To run the suite against another backend, append one
-``HarnessFactory`` whose ``build`` opens a fresh, empty store and returns a
-``BackendHarness`` for it, e.g. a hosted REST client talking to the local server through
-``httpx.ASGITransport``::
-
-    HARNESS_FACTORIES.append(HarnessFactory("hosted-asgi", persistent=False, build=...))
-
-Tests that only make sense on a store that survives close and reopen take
+``harnesses.HARNESS_FACTORIES``; adding a backend configuration means appending one
+factory there. Tests that only make sense on a store that survives close and reopen take
 ``persistent_harness`` instead, which is parametrised over the persistent factories only
 (so nothing is ever skipped).
 """
@@ -16,8 +10,7 @@ Tests that only make sense on a store that survives close and reopen take
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,113 +18,13 @@ import pytest
 
 from nams_local.backend import MemoryBackend
 
-#: The workspace ``harness.backend`` works in.
-DEFAULT_WORKSPACE = "default"
-#: The workspace ``harness.other_workspace()`` opens by default.
-OTHER_WORKSPACE = "other"
-
-#: Returns the real default embedder, loading it on first call (once per session).
-EmbedderLoader = Callable[[], Any]
-
-
-@dataclass
-class BackendHarness:
-    """One backend under test plus what the suite needs to drive its store.
-
-    ``backend`` works in workspace ``DEFAULT_WORKSPACE``. ``other_workspace()`` returns a
-    backend on the same store in another workspace. ``reopen()`` closes the store and
-    returns a fresh backend on the same file (persistent harnesses only); afterwards
-    ``harness.backend`` is the new backend, and views from ``other_workspace()`` taken
-    before the reopen must not be used any more.
-    """
-
-    backend: MemoryBackend
-    persistent: bool
-    #: (current backend, workspace) -> a backend on the same store in that workspace.
-    open_workspace: Callable[[MemoryBackend, str], MemoryBackend]
-    #: Opens a new backend on the same store (called after the old one is closed).
-    open_again: Callable[[], Awaitable[MemoryBackend]] | None = None
-    #: Extra clean-ups (e.g. clients opened for other workspaces), run on close.
-    cleanups: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-
-    def other_workspace(self, workspace: str = OTHER_WORKSPACE) -> MemoryBackend:
-        return self.open_workspace(self.backend, workspace)
-
-    async def reopen(self) -> MemoryBackend:
-        if not self.persistent or self.open_again is None:
-            raise RuntimeError("reopen() needs a persistent harness")
-        await self.backend.aclose()
-        self.backend = await self.open_again()
-        return self.backend
-
-    async def close(self) -> None:
-        for cleanup in reversed(self.cleanups):
-            await cleanup()
-        await self.backend.aclose()
-
-
-@dataclass(frozen=True)
-class HarnessContext:
-    """What a factory may use to build a harness."""
-
-    tmp_path: Path
-    load_embedder: EmbedderLoader
-
-
-@dataclass(frozen=True)
-class HarnessFactory:
-    """One backend configuration of the suite; ``id`` becomes the pytest param id."""
-
-    id: str
-    persistent: bool
-    build: Callable[[HarnessContext], Awaitable[BackendHarness]]
-    marks: tuple[pytest.MarkDecorator, ...] = ()
-
-
-def sqlite_factory(*, on_disk: bool, embeddings: bool) -> HarnessFactory:
-    """The local SQLite engine: a file or ``:memory:``, with or without embeddings."""
-
-    async def build(ctx: HarnessContext) -> BackendHarness:
-        from backends.sqlite import SQLiteBackend
-
-        path: str | Path = ctx.tmp_path / "mem.db" if on_disk else ":memory:"
-        embedder = ctx.load_embedder() if embeddings else None
-
-        def open_store() -> SQLiteBackend:
-            return SQLiteBackend(
-                path, embedder=embedder, embeddings=embeddings, workspace=DEFAULT_WORKSPACE
-            )
-
-        async def open_again() -> MemoryBackend:
-            return open_store()
-
-        def open_workspace(current: MemoryBackend, workspace: str) -> MemoryBackend:
-            assert isinstance(current, SQLiteBackend)
-            return current.for_workspace(workspace)
-
-        return BackendHarness(
-            backend=open_store(),
-            persistent=on_disk,
-            open_workspace=open_workspace,
-            open_again=open_again if on_disk else None,
-        )
-
-    storage = "file" if on_disk else "memory"
-    search = "vec" if embeddings else "text"
-    return HarnessFactory(
-        id=f"sqlite-{storage}-{search}",
-        persistent=on_disk,
-        build=build,
-        marks=(pytest.mark.slow,) if embeddings else (),
-    )
-
-
-HARNESS_FACTORIES: list[HarnessFactory] = [
-    sqlite_factory(on_disk=True, embeddings=True),
-    sqlite_factory(on_disk=True, embeddings=False),
-    sqlite_factory(on_disk=False, embeddings=True),
-    sqlite_factory(on_disk=False, embeddings=False),
-]
+from .harnesses import (
+    HARNESS_FACTORIES,
+    BackendHarness,
+    EmbedderLoader,
+    HarnessContext,
+    HarnessFactory,
+)
 
 
 def _params(persistent_only: bool) -> list[Any]:

@@ -106,3 +106,12 @@ async def graph_edges(backend: MemoryBackend) -> set[tuple[str, str, str]]:
 
 def dumps(models: Sequence[Any]) -> list[dict[str, Any]]:
     return [m.model_dump() for m in models]
+
+
+async def graph_snapshot(backend: MemoryBackend) -> dict[str, list[dict[str, Any]]]:
+    """The whole graph as plain data, order-free (the contract fixes no order)."""
+    graph = await backend.get_graph()
+    return {
+        "nodes": sorted((n.model_dump() for n in graph.nodes), key=lambda n: n["id"]),
+        "edges": sorted((e.model_dump() for e in graph.edges), key=lambda e: e["id"]),
+    }

@@ -7,7 +7,7 @@ import pytest
 from nams_local.backend import MemoryBackend
 from nams_local.errors import NotFoundError
 
-from .support import graph_edges, graph_node_ids, ids, rels, relate, text_mode
+from .support import graph_edges, graph_node_ids, ids, relate, rels, text_mode
 
 
 async def test_add_then_get_returns_every_field(backend: MemoryBackend) -> None:

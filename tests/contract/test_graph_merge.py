@@ -7,7 +7,7 @@ import pytest
 from nams_local.backend import MemoryBackend
 from nams_local.errors import InvalidInputError, NotFoundError, NotSupportedError
 
-from .support import UNKNOWN_ID, graph_edges, graph_node_ids, ids, rels, relate, text_mode
+from .support import UNKNOWN_ID, graph_edges, graph_node_ids, ids, relate, rels, text_mode
 
 # -- relationships -----------------------------------------------------------------------
 
@@ -17,7 +17,12 @@ async def test_add_relationship_shows_on_both_ends(backend: MemoryBackend) -> No
     acme = await backend.add_entity("Acme", "organization")
 
     relationship = await relate(
-        backend, alice, acme, "WORKS_AT", properties={"since": "2020", "team": "R&D"}, confidence=0.8
+        backend,
+        alice,
+        acme,
+        "WORKS_AT",
+        properties={"since": "2020", "team": "R&D"},
+        confidence=0.8,
     )
 
     if relationship is None:

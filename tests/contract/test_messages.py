@@ -41,8 +41,7 @@ async def test_every_role_is_accepted(backend: MemoryBackend, role: str) -> None
 async def test_list_is_newest_first_and_limited(backend: MemoryBackend) -> None:
     conversation = await backend.create_conversation()
     added = [
-        await backend.add_message(conversation.id, "user", f"message number {i}")
-        for i in range(5)
+        await backend.add_message(conversation.id, "user", f"message number {i}") for i in range(5)
     ]
     newest_first = ids(reversed(added))
 
@@ -78,7 +77,13 @@ async def test_metadata_round_trips(backend: MemoryBackend) -> None:
     metadata: dict[str, Any] = {
         "source": "contract-test",
         "tags": ["a", "b"],
-        "nested": {"depth": 2, "ratio": 0.5, "flag": True, "nothing": None, "list": [1, {"x": "y"}]},
+        "nested": {
+            "depth": 2,
+            "ratio": 0.5,
+            "flag": True,
+            "nothing": None,
+            "list": [1, {"x": "y"}],
+        },
     }
     with_meta = await backend.add_message(conversation.id, "user", "carries metadata", metadata)
     without_meta = await backend.add_message(conversation.id, "assistant", "carries none")
@@ -139,7 +144,10 @@ async def test_bulk_add_after_single_adds_keeps_newest_first(backend: MemoryBack
     single = await backend.add_message(conversation.id, "user", "before the batch")
     batch = await backend.add_messages(
         conversation.id,
-        [NewMessage(role="assistant", content="batch one"), NewMessage(role="user", content="batch two")],
+        [
+            NewMessage(role="assistant", content="batch one"),
+            NewMessage(role="user", content="batch two"),
+        ],
     )
 
     listed = await backend.list_messages(conversation.id)

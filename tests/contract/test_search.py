@@ -132,7 +132,9 @@ async def test_search_limit_is_respected(backend: MemoryBackend) -> None:
 
 async def test_vector_search_ranks_by_meaning(backend: MemoryBackend) -> None:
     conversation = await backend.create_conversation()
-    dog = await backend.add_message(conversation.id, "user", "My puppy loves chasing balls in the park")
+    dog = await backend.add_message(
+        conversation.id, "user", "My puppy loves chasing balls in the park"
+    )
     await backend.add_message(conversation.id, "user", "Quarterly tax filings are due in April")
 
     if not backend.capabilities.vector_search:
