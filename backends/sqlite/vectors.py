@@ -5,9 +5,10 @@ Both store one float32 vector per row, keyed by the row's integer ``pk``, with a
 *sub-scope* (``sub``: conversation id for messages, entity type for entities). A search
 names its partition, so it never scans another tenant's vectors.
 
-sqlite-vec's ``vec0`` allocates storage per partition in chunks, so the chunk size is kept
-small (``CHUNK_SIZE``): with thousands of users a default 1024-vector chunk per user would
-cost ~1.5 MB each even for a user with three messages.
+sqlite-vec's ``vec0`` allocates storage per partition in whole chunks, so the chunk size is
+kept small (``CHUNK_SIZE``). Measured here on 500 partitions × 20 vectors (384 dims): chunk
+128 → 99 MB on disk, 32 → 25 MB (the raw vectors are 15 MB), 8 → 19 MB; search time per
+partition was 0.07–0.13 ms for all three, so 32 costs nothing at query time.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sqlalchemy import Connection, text
 
 __all__ = ["CHUNK_SIZE", "NumpyIndex", "SqliteVecIndex", "VectorIndex", "make_index"]
 
-CHUNK_SIZE = 128
+CHUNK_SIZE = 32
 
 IndexKind = Literal["sqlite-vec", "numpy"]
 

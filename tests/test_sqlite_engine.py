@@ -1,0 +1,118 @@
+"""Engine-specific guarantees of the SQLite backend beyond the shared contract."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from backends.sqlite import SQLiteBackend
+from nams_local import (
+    BackendUnavailableError,
+    HashingEmbedder,
+    NamsError,
+    NewMessage,
+)
+
+
+class ExplodingEmbedder(HashingEmbedder):
+    """Embeds normally until told to fail, like a model that runs out of memory mid-batch."""
+
+    fail = False
+
+    def _embed(self, texts: list[str]) -> NDArray[np.float32]:
+        if self.fail:
+            raise RuntimeError("embedder exploded")
+        return super()._embed(texts)
+
+
+async def test_a_failing_embedder_writes_nothing() -> None:
+    embedder = ExplodingEmbedder()
+    async with SQLiteBackend(":memory:", embedder=embedder) as backend:
+        conv = await backend.create_conversation("u1")
+        await backend.add_message(conv.id, "user", "first message about chess")
+        embedder.fail = True
+        with pytest.raises(RuntimeError, match="exploded"):
+            await backend.add_messages(
+                conv.id, [NewMessage(role="user", content=f"chess line {i}") for i in range(5)]
+            )
+        embedder.fail = False
+        messages = await backend.list_messages(conv.id)
+        assert [m.content for m in messages] == ["first message about chess"]
+        found = await backend.search_messages(conv.id, "chess", mode="text")
+        assert [m.content for m in found.items] == ["first message about chess"]
+        assert (await backend.get_conversation(conv.id)).message_count == 1
+
+
+async def test_concurrent_writes_all_land() -> None:
+    async with SQLiteBackend(":memory:", embedder=HashingEmbedder()) as backend:
+        conv = await backend.create_conversation("u1")
+        await asyncio.gather(
+            *(backend.add_message(conv.id, "user", f"message number {i}") for i in range(50))
+        )
+        assert (await backend.get_conversation(conv.id)).message_count == 50
+        assert len(await backend.list_messages(conv.id, limit=200)) == 50
+
+
+async def test_a_closed_store_says_unavailable() -> None:
+    backend = SQLiteBackend(":memory:", embeddings=False)
+    await backend.aclose()
+    with pytest.raises(BackendUnavailableError):
+        await backend.list_conversations()
+
+
+async def test_closing_a_workspace_view_leaves_the_store_open() -> None:
+    async with SQLiteBackend(":memory:", embeddings=False) as backend:
+        other = backend.for_workspace("other")
+        await other.create_conversation("u1")
+        await other.aclose()
+        assert await backend.list_conversations() == []
+        assert len(await backend.for_workspace("other").list_conversations()) == 1
+
+
+async def test_vector_search_never_reads_another_users_partition() -> None:
+    async with SQLiteBackend(":memory:", embedder=HashingEmbedder()) as backend:
+        mine = await backend.create_conversation("alice")
+        theirs = await backend.create_conversation("bob")
+        await backend.add_message(mine.id, "user", "alice likes green tea")
+        await backend.add_message(theirs.id, "user", "bob likes green tea")
+        groups = await backend.search_user_messages("alice", "green tea")
+        contents = [m.content for g in groups for m in g.messages]
+        assert contents == ["alice likes green tea"]
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "future.db"
+
+    async def create() -> None:
+        async with SQLiteBackend(db, embeddings=False) as backend:
+            await backend.create_conversation("u1")
+
+    asyncio.run(create())
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE schema_version SET version = version + 1")
+    with pytest.raises(NamsError, match="schema version"):
+        SQLiteBackend(db, embeddings=False)
+
+
+async def test_graph_mirror_is_rebuilt_from_sqlite_on_open(tmp_path: Path) -> None:
+    db = tmp_path / "graph.db"
+    async with SQLiteBackend(db, embeddings=False) as backend:
+        a = await backend.add_entity("Alex", "Person")
+        b = await backend.add_entity("TechCorp", "Organization")
+        c = await backend.add_entity("Bangalore", "Location")
+        await backend.add_relationship(a.id, b.id, "WORKS_AT")
+        await backend.add_relationship(b.id, c.id, "LOCATED_IN")
+        before = await backend.entity_neighbourhood(a.id, depth=2)
+    async with SQLiteBackend(db, embeddings=False) as backend:
+        after = await backend.entity_neighbourhood(a.id, depth=2)
+        near = await backend.entity_neighbourhood(a.id, depth=1)
+    assert sorted(n.name for n in after.nodes) == ["Alex", "Bangalore", "TechCorp"]
+    assert sorted((e.source, e.target, e.type) for e in after.edges) == sorted(
+        (e.source, e.target, e.type) for e in before.edges
+    )
+    assert sorted(n.name for n in near.nodes) == ["Alex", "TechCorp"]
