@@ -55,9 +55,10 @@ def ids(items: Iterable[Any]) -> list[str]:
 def assert_ranked(result: SearchResult[Message] | SearchResult[Entity]) -> None:
     """``search_type`` is known; every item has a score in [0, 1]; best first."""
     assert result.search_type in SEARCH_TYPES
-    scores = [item.score for item in result.items]
-    assert all(score is not None for score in scores), scores
-    assert all(0.0 <= score <= 1.0 for score in scores if score is not None), scores
+    raw = [item.score for item in result.items]
+    assert all(score is not None for score in raw), raw
+    scores = [score for score in raw if score is not None]
+    assert all(0.0 <= score <= 1.0 for score in scores), scores
     assert scores == sorted(scores, reverse=True), scores
 
 

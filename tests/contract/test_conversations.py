@@ -6,6 +6,7 @@ import pytest
 
 from nams_local.backend import DEFAULT_LIST_LIMIT, MemoryBackend
 from nams_local.errors import NotFoundError
+from nams_local.models import NewMessage
 
 from .support import ids, tick
 
@@ -153,3 +154,16 @@ async def test_delete_twice_is_not_found(backend: MemoryBackend) -> None:
 
     with pytest.raises(NotFoundError):
         await backend.delete_conversation(conversation.id)
+
+
+async def test_bulk_add_counts_as_activity(backend: MemoryBackend) -> None:
+    older = await backend.create_conversation(user_id="u")
+    await tick()
+    newer = await backend.create_conversation(user_id="u")
+    await tick()
+
+    await backend.add_messages(older.id, [NewMessage(role="user", content="back again")])
+
+    listed = await backend.list_conversations()
+    assert ids(listed) == [older.id, newer.id]
+    assert {c.id: c.message_count for c in listed} == {older.id: 1, newer.id: 0}

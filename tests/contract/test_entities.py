@@ -7,7 +7,7 @@ import pytest
 from nams_local.backend import MemoryBackend
 from nams_local.errors import NotFoundError
 
-from .support import graph_edges, graph_node_ids, ids, relate, rels, text_mode
+from .support import graph_edges, graph_node_ids, ids, relate, rels, supported_modes, text_mode
 
 
 async def test_add_then_get_returns_every_field(backend: MemoryBackend) -> None:
@@ -187,3 +187,42 @@ async def test_history_of_unmentioned_entity_is_empty(backend: MemoryBackend) ->
 
     assert history.entity_id == entity.id
     assert history.mentions == []
+
+
+async def test_deleted_entity_is_gone_from_every_search_mode(backend: MemoryBackend) -> None:
+    doomed = await backend.add_entity("Umbrella Corp", "organization", "Makes umbrellas")
+    kept = await backend.add_entity("Parasol Ltd", "organization", "Makes parasols")
+
+    await backend.delete_entity(doomed.id)
+
+    for mode, _ in supported_modes(backend):
+        for query in ("Umbrella Corp", "umbrellas", "organization"):
+            found = ids((await backend.search_entities(query, limit=50, mode=mode)).items)
+            assert doomed.id not in found, (mode, query)
+    assert ids(await backend.list_entities(type="organization")) == [kept.id]
+
+
+async def test_rename_refreshes_every_lookup(backend: MemoryBackend) -> None:
+    entity = await backend.add_entity("Globex", "organization", "A software company")
+    await backend.add_entity("Tractor", "vehicle", "A farm vehicle")
+    conversation = await backend.create_conversation()
+    new_mention = await backend.add_message(conversation.id, "user", "I ate a Mango today")
+
+    await backend.update_entity(entity.id, name="Mango", description="A sweet tropical fruit")
+
+    history = await backend.get_entity_history(entity.id)
+    assert new_mention.id in {m.message_id for m in history.mentions}
+    if backend.capabilities.entity_by_name:
+        found = await backend.get_entity_by_name("mango")
+        assert found is not None
+        assert found.id == entity.id
+        assert await backend.get_entity_by_name("Globex") is None
+    if backend.capabilities.vector_search:
+        # The embedding must follow the new text: the new name now matches better.
+        new = await backend.search_entities("Mango tropical fruit", mode="vector")
+        old = await backend.search_entities("Globex software company", mode="vector")
+        new_score = next(e.score for e in new.items if e.id == entity.id)
+        old_score = next(e.score for e in old.items if e.id == entity.id)
+        assert new_score is not None and old_score is not None
+        assert new_score > old_score
+        assert new.items[0].id == entity.id

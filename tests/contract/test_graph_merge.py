@@ -7,7 +7,16 @@ import pytest
 from nams_local.backend import MemoryBackend
 from nams_local.errors import InvalidInputError, NotFoundError, NotSupportedError
 
-from .support import UNKNOWN_ID, graph_edges, graph_node_ids, ids, relate, rels, text_mode
+from .support import (
+    UNKNOWN_ID,
+    graph_edges,
+    graph_node_ids,
+    ids,
+    relate,
+    rels,
+    supported_modes,
+    text_mode,
+)
 
 # -- relationships -----------------------------------------------------------------------
 
@@ -101,7 +110,7 @@ async def test_graph_reflects_entities_and_relationships(backend: MemoryBackend)
     alice = await backend.add_entity("Alice", "person", "An engineer")
     acme = await backend.add_entity("Acme", "organization")
     paris = await backend.add_entity("Paris", "location")
-    works = await relate(backend, alice, acme, "WORKS_AT")
+    works = await relate(backend, alice, acme, "WORKS_AT", {"role": "cto", "years": 3}, 0.9)
     based = await relate(backend, acme, paris, "BASED_IN")
 
     graph = await backend.get_graph()
@@ -120,6 +129,9 @@ async def test_graph_reflects_entities_and_relationships(backend: MemoryBackend)
         works.id: (alice.id, acme.id, "WORKS_AT"),
         based.id: (acme.id, paris.id, "BASED_IN"),
     }
+    (works_edge,) = [e for e in graph.edges if e.id == works.id]
+    assert works_edge.properties == {"role": "cto", "years": 3}
+    assert works_edge.confidence == pytest.approx(0.9)
 
 
 async def test_empty_graph(backend: MemoryBackend) -> None:
@@ -222,9 +234,10 @@ async def test_merge_moves_relationships_and_hides_source(backend: MemoryBackend
     listed = ids(await backend.list_entities())
     assert source.id not in listed
     assert target.id in listed
-    for mode in (None, text_mode(backend)):
-        found = await backend.search_entities("Bobby Tables", mode=mode)
-        assert source.id not in ids(found.items)
+    for mode, _ in supported_modes(backend):
+        for query in ("Bobby Tables", "duplicate"):
+            found = await backend.search_entities(query, limit=50, mode=mode)
+            assert source.id not in ids(found.items), (mode, query)
     nodes = await graph_node_ids(backend)
     assert source.id not in nodes
     assert target.id in nodes

@@ -183,8 +183,14 @@ async def test_merge_across_workspaces_is_not_found(harness: BackendHarness) -> 
     with pytest.raises(NotFoundError):
         await other.merge_entities(first.alice.id, local.id)
 
+    if other.capabilities.relationship_writes:
+        with pytest.raises(NotFoundError):
+            await other.add_relationship(local.id, first.alice.id, "KNOWS")
+        with pytest.raises(NotFoundError):
+            await other.add_relationship(first.alice.id, local.id, "KNOWS")
     assert ids(await other.list_entities()) == [local.id]
     assert (await other.get_entity(local.id)).relationships == []
+    assert (await other.get_graph()).edges == []
     assert await _snapshot(harness.backend, first) == before
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -153,3 +154,22 @@ async def test_bulk_add_after_single_adds_keeps_newest_first(backend: MemoryBack
     listed = await backend.list_messages(conversation.id)
 
     assert ids(listed) == [batch[1].id, batch[0].id, single.id]
+
+
+async def test_concurrent_adds_all_land(backend: MemoryBackend) -> None:
+    first = await backend.create_conversation()
+    second = await backend.create_conversation()
+
+    added = await asyncio.gather(
+        *(
+            backend.add_message((first if i % 2 else second).id, "user", f"concurrent message {i}")
+            for i in range(20)
+        )
+    )
+
+    assert len(set(ids(added))) == 20
+    first_ids = {m.id for m in added if m.conversation_id == first.id}
+    second_ids = {m.id for m in added if m.conversation_id == second.id}
+    assert {m.id for m in await backend.list_messages(first.id)} == first_ids
+    assert {m.id for m in await backend.list_messages(second.id)} == second_ids
+    assert len(first_ids) == len(second_ids) == 10

@@ -228,3 +228,16 @@ async def test_provenance_lists_the_steps_that_touched_an_entity(backend: Memory
     untouched = await backend.get_provenance(tokyo.id)
     assert untouched.entity_id == tokyo.id
     assert untouched.steps == []
+
+
+async def test_deleted_entity_no_longer_influences_steps(backend: MemoryBackend) -> None:
+    paris = await backend.add_entity("Paris", "location")
+    rome = await backend.add_entity("Rome", "location")
+    conversation = await backend.create_conversation()
+    step = await backend.record_step(conversation.id, "Paris or Rome?", "compare")
+
+    await backend.delete_entity(paris.id)
+
+    explanation = await backend.explain_step(step.id)
+    assert [e.id for e in explanation.influenced_entities] == [rome.id]
+    assert ids((await backend.get_provenance(rome.id)).steps) == [step.id]

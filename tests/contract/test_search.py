@@ -312,3 +312,103 @@ async def test_search_user_messages_for_unknown_user_is_empty(backend: MemoryBac
             await backend.search_user_messages("nobody", "garden")
         return
     assert await backend.search_user_messages("nobody", "garden") == []
+
+
+# -- robustness of the search paths -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'Lisbon"',
+        "Lisbon AND (trams",
+        "Lisbon* NOT -trams",
+        "lisbon? {near} ^col: +x",
+        "C++ / Lisbon's",
+    ],
+)
+async def test_query_syntax_characters_are_plain_text(backend: MemoryBackend, query: str) -> None:
+    here, hits, _ = await _lisbon(backend)
+    await backend.add_entity("Lisbon", "location", "Capital of Portugal")
+
+    for mode, expected in supported_modes(backend):
+        result = await backend.search_messages(here.id, query, limit=50, mode=mode)
+        assert result.search_type == expected
+        assert {m.id for m in hits} & set(ids(result.items)), (mode, query)
+        entities = await backend.search_entities(query, mode=mode)
+        assert [e.name for e in entities.items] == ["Lisbon"], (mode, query)
+
+
+async def test_text_search_ignores_case_and_handles_unicode(backend: MemoryBackend) -> None:
+    conversation = await backend.create_conversation()
+    zurich = await backend.add_message(conversation.id, "user", "We moved to Zürich in 2019")
+    cafe = await backend.add_message(conversation.id, "user", "The CAFÉ downstairs is great")
+    mode = text_mode(backend)
+
+    assert ids((await backend.search_messages(conversation.id, "zürich", mode=mode)).items) == [
+        zurich.id
+    ]
+    assert ids((await backend.search_messages(conversation.id, "ZÜRICH", mode=mode)).items) == [
+        zurich.id
+    ]
+    assert ids((await backend.search_messages(conversation.id, "café", mode=mode)).items) == [
+        cafe.id
+    ]
+
+
+async def test_limit_applies_after_conversation_scope(backend: MemoryBackend) -> None:
+    """Many better matches elsewhere must not crowd a conversation's own hits out."""
+    crowd = await backend.create_conversation(user_id="u")
+    await backend.add_messages(
+        crowd.id,
+        [NewMessage(role="user", content=f"Rocket launch rocket {i} rocket") for i in range(60)],
+    )
+    mine = await backend.create_conversation(user_id="u")
+    own = await backend.add_messages(
+        mine.id,
+        [
+            NewMessage(role="user", content="The rocket was late"),
+            NewMessage(role="user", content="I prefer trains to rockets"),
+            NewMessage(role="assistant", content="Rockets are loud"),
+        ],
+    )
+
+    for mode, _ in supported_modes(backend):
+        result = await backend.search_messages(mine.id, "rocket launch", limit=3, mode=mode)
+        assert set(ids(result.items)) == set(ids(own)), mode
+
+
+async def test_entity_limit_applies_after_type_filter(backend: MemoryBackend) -> None:
+    """Many better matches of another type must not crowd the filtered type out."""
+    for i in range(40):
+        await backend.add_entity(f"Rocket engine {i}", "machine", "A rocket engine")
+    wanted = [
+        await backend.add_entity("Rocket Man", "song", "A song about a rocket"),
+        await backend.add_entity("Space Oddity", "song", "A song about spaceflight"),
+    ]
+
+    for mode, _ in supported_modes(backend):
+        result = await backend.search_entities("rocket", type="song", limit=2, mode=mode)
+        if mode == "text" or (mode is None and not backend.capabilities.vector_search):
+            assert ids(result.items) == [wanted[0].id], mode
+        else:
+            assert set(ids(result.items)) == set(ids(wanted)), mode
+        assert all(e.type == "song" for e in result.items)
+
+
+async def test_search_user_messages_forgets_deleted_conversations(
+    backend: MemoryBackend,
+) -> None:
+    older, _, _ = await _user_with_history(backend)
+    await backend.delete_conversation(older[0].id)
+
+    if not backend.capabilities.user_message_search:
+        with pytest.raises(NotSupportedError):
+            await backend.search_user_messages("u1", "garden")
+        return
+    groups = await backend.search_user_messages("u1", "garden", conversation_limit=10)
+
+    assert older[0].id not in [g.conversation_id for g in groups]
+    assert [g.conversation_id for g in groups] == ids(
+        await backend.list_conversations(user_id="u1")
+    )
