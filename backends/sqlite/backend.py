@@ -8,6 +8,7 @@ one transaction. A refused or failed call therefore writes nothing.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -60,7 +61,8 @@ from nams_local.validation import (
 from . import conversations, entities, tiers
 from . import reasoning as steps_store
 from .search import DEFAULT_HYBRID_WEIGHT
-from .store import Ctx, SQLiteStore, VectorIndexChoice
+from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text
+from .vectors import Vector, Vectors
 
 __all__ = ["SQLiteBackend"]
 
@@ -147,6 +149,22 @@ class SQLiteBackend(MemoryBackend):
             "counts": store.run_sync(store.counts),
         }
 
+    def _search_mode(self, mode: SearchMode | None) -> SearchMode:
+        return conversations.resolve_mode(self._store.vectors is not None, check_mode(mode))
+
+    async def _embed(self, texts: list[str]) -> Vectors | None:
+        """Embed on a thread of its own, so the database thread never waits for the model."""
+        vectors = self._store.vectors
+        if vectors is None:
+            return None
+        return await asyncio.to_thread(vectors.embedder.embed, texts)
+
+    async def _embed_query(self, query: str, mode: SearchMode) -> Vector | None:
+        vectors = self._store.vectors
+        if vectors is None or mode == "text":
+            return None
+        return await asyncio.to_thread(vectors.embedder.embed_query, query)
+
     async def _run(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
@@ -184,14 +202,18 @@ class SQLiteBackend(MemoryBackend):
     ) -> Message:
         check_message(role, content)
         message = NewMessage(role=role, content=content, metadata=metadata)
-        stored = await self._run(conversations.add_messages, conversation_id, [message])
+        embedded = await self._embed([content])
+        stored = await self._run(conversations.add_messages, conversation_id, [message], embedded)
         return stored[0]
 
     async def add_messages(
         self, conversation_id: str, messages: Sequence[NewMessage]
     ) -> list[Message]:
         check_messages(messages)
-        return await self._run(conversations.add_messages, conversation_id, list(messages))
+        embedded = await self._embed([m.content for m in messages])
+        return await self._run(
+            conversations.add_messages, conversation_id, list(messages), embedded
+        )
 
     async def list_messages(
         self, conversation_id: str, limit: int = DEFAULT_LIST_LIMIT
@@ -208,12 +230,15 @@ class SQLiteBackend(MemoryBackend):
     ) -> SearchResult[Message]:
         check_query(query)
         check_limit(limit)
+        run_mode = self._search_mode(mode)
+        query_vector = await self._embed_query(query, run_mode)
         return await self._run(
             conversations.search_messages,
             conversation_id,
             query,
+            query_vector,
             limit,
-            check_mode(mode),
+            run_mode,
             self.hybrid_weight,
         )
 
@@ -247,7 +272,8 @@ class SQLiteBackend(MemoryBackend):
             isinstance(k, str) and isinstance(v, str) for k, v in properties.items()
         ):
             raise InvalidInputError("entity properties must map strings to strings")
-        return await self._run(entities.add_entity, name, type, description, properties)
+        vector = await self._embed([entity_text(name, description)])
+        return await self._run(entities.add_entity, name, type, description, properties, vector)
 
     async def list_entities(self, type: str | None = None) -> list[Entity]:
         return await self._run(entities.list_entities, type)
@@ -262,7 +288,16 @@ class SQLiteBackend(MemoryBackend):
             raise InvalidInputError("nothing to update: give a name or a description")
         if name is not None:
             name = check_required(name, "name")
-        await self._run(entities.update_entity, entity_id, name, description)
+        current = await self._run(entities.entity_row, entity_id)
+        vector = await self._embed(
+            [
+                entity_text(
+                    name if name is not None else current.name,
+                    description if description is not None else current.description,
+                )
+            ]
+        )
+        await self._run(entities.update_entity, entity_id, name, description, vector)
 
     async def delete_entity(self, entity_id: str) -> None:
         await self._run(entities.delete_entity, entity_id)
@@ -276,8 +311,10 @@ class SQLiteBackend(MemoryBackend):
     ) -> SearchResult[Entity]:
         check_query(query)
         check_limit(limit)
+        run_mode = self._search_mode(mode)
+        query_vector = await self._embed_query(query, run_mode)
         return await self._run(
-            entities.search_entities, query, type, limit, check_mode(mode), self.hybrid_weight
+            entities.search_entities, query, query_vector, type, limit, run_mode, self.hybrid_weight
         )
 
     async def entity_feedback(
@@ -391,10 +428,12 @@ class SQLiteBackend(MemoryBackend):
         check_query(query)
         check_limit(conversation_limit, name="conversation_limit")
         check_limit(per_conversation_limit, name="per_conversation_limit")
+        query_vector = await self._embed_query(query, self._search_mode(None))
         return await self._run(
             conversations.search_user_messages,
             user_id,
             query,
+            query_vector,
             conversation_limit,
             per_conversation_limit,
             exclude_conversation_id,

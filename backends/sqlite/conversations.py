@@ -1,7 +1,9 @@
 """Conversations and messages: writes, newest-first lists and scoped search.
 
 Synchronous functions of a ``Ctx``; ``SQLiteBackend`` runs each on the store's worker
-thread inside one transaction, so a failure anywhere (say in the embedder) writes nothing.
+thread inside one transaction, so a failure anywhere writes nothing. Vectors arrive
+already computed (``Vectors``): the backend embeds on another thread first, so a long
+batch being embedded never holds up other calls' statements.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .rows import dumps, insert_rows, new_id, now, to_conversation, to_message, 
 from .search import bm25, rank
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token
+from .vectors import Vector, Vectors
 
 __all__ = [
     "add_messages",
@@ -96,11 +99,15 @@ def _unindex_messages(ctx: Ctx, pks: Sequence[int]) -> None:
         ctx.vectors.messages.delete(ctx.conn, pks)
 
 
-def add_messages(ctx: Ctx, conversation_id: str, messages: Sequence[NewMessage]) -> list[Message]:
+def add_messages(
+    ctx: Ctx,
+    conversation_id: str,
+    messages: Sequence[NewMessage],
+    embedded: Vectors | None,
+) -> list[Message]:
     """Write messages (already validated) with their text and vector index entries."""
     conv = conversation_row(ctx, conversation_id)
     vectors = ctx.vectors
-    embedded = vectors.embedder.embed([msg.content for msg in messages]) if vectors else None
     stamp = now()
     rows = [
         {
@@ -145,9 +152,9 @@ def list_messages(ctx: Ctx, conversation_id: str, limit: int) -> list[Message]:
     return [to_message(row, conv.id) for row in rows]
 
 
-def resolve_mode(ctx: Ctx, mode: SearchMode | None) -> SearchMode:
+def resolve_mode(has_vectors: bool, mode: SearchMode | None) -> SearchMode:
     """The mode a search runs in: hybrid by default with embeddings, else text."""
-    if ctx.vectors is None:
+    if not has_vectors:
         if mode in ("vector", "hybrid"):
             raise NotSupportedError(
                 f"{mode} search needs embeddings; this store was opened with embeddings off"
@@ -157,7 +164,13 @@ def resolve_mode(ctx: Ctx, mode: SearchMode | None) -> SearchMode:
 
 
 def _search_in(
-    ctx: Ctx, conv: Row[Any], query: str, limit: int, mode: SearchMode, weight: float
+    ctx: Ctx,
+    conv: Row[Any],
+    query: str,
+    query_vector: Vector | None,
+    limit: int,
+    mode: SearchMode,
+    weight: float,
 ) -> list[Message]:
     conn = ctx.conn
     vectors = ctx.vectors
@@ -167,14 +180,12 @@ def _search_in(
         return bm25(conn, "messages_fts", match, k)
 
     vector_search = None
-    if vectors is not None:
+    if vectors is not None and query_vector is not None:
         part = message_partition(ctx.workspace, conv.user_id)
 
         def vector_search(k: int) -> list[tuple[int, float]]:
-            assert vectors is not None
-            return vectors.messages.search(
-                conn, vectors.embedder.embed_query(query), k, part, conv.id
-            )
+            assert vectors is not None and query_vector is not None
+            return vectors.messages.search(conn, query_vector, k, part, conv.id)
 
     ranked = rank(mode, limit, text_search, vector_search, weight)
     if not ranked:
@@ -192,20 +203,21 @@ def search_messages(
     ctx: Ctx,
     conversation_id: str,
     query: str,
+    query_vector: Vector | None,
     limit: int,
-    mode: SearchMode | None,
+    mode: SearchMode,
     weight: float,
 ) -> SearchResult[Message]:
     conv = conversation_row(ctx, conversation_id)
-    run_mode = resolve_mode(ctx, mode)
-    items = _search_in(ctx, conv, query, limit, run_mode, weight)
-    return SearchResult[Message](items=items, search_type=run_mode)
+    items = _search_in(ctx, conv, query, query_vector, limit, mode, weight)
+    return SearchResult[Message](items=items, search_type=mode)
 
 
 def search_user_messages(
     ctx: Ctx,
     user_id: str,
     query: str,
+    query_vector: Vector | None,
     conversation_limit: int,
     per_conversation_limit: int,
     exclude_conversation_id: str | None,
@@ -213,7 +225,7 @@ def search_user_messages(
     weight: float,
 ) -> list[ConversationSearchHits]:
     """Per-conversation searches for one user, in one transaction (same hits as one by one)."""
-    run_mode = resolve_mode(ctx, None)
+    run_mode = resolve_mode(ctx.vectors is not None, None)
     convs = ctx.conn.execute(
         select(c)
         .where(c.c.workspace == ctx.workspace, c.c.user_id == user_id)
@@ -223,7 +235,9 @@ def search_user_messages(
     convs = [conv for conv in convs if conv.id != exclude_conversation_id][:conversation_limit]
     groups = []
     for conv in convs:
-        messages = _search_in(ctx, conv, query, per_conversation_limit, run_mode, weight)
+        messages = _search_in(
+            ctx, conv, query, query_vector, per_conversation_limit, run_mode, weight
+        )
         steps = []
         if include_steps:
             st = s.steps

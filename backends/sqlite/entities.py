@@ -29,11 +29,11 @@ from nams_local.models import (
 )
 
 from . import schema as s
-from .conversations import resolve_mode
 from .rows import canonical, dumps, insert_rows, loads, new_id, now, to_entity, when
 from .search import bm25, rank
 from .store import Ctx, entity_text
 from .text import entity_scope, match_query, phrase_query, scope_token
+from .vectors import Vector, Vectors
 
 __all__ = [
     "add_entity",
@@ -66,8 +66,10 @@ def entity_row(ctx: Ctx, entity_id: str) -> Row[Any]:
     return row
 
 
-def _index(ctx: Ctx, pk: int, name: str, type_: str, description: str | None) -> None:
-    """(Re)write the entity's full-text and vector entries."""
+def _index(
+    ctx: Ctx, pk: int, name: str, type_: str, description: str | None, vector: Vectors | None
+) -> None:
+    """(Re)write the entity's full-text and vector entries (``vector``: 1 row, precomputed)."""
     conn = ctx.conn
     body = entity_text(name, description)
     conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), {"pk": pk})
@@ -75,8 +77,7 @@ def _index(ctx: Ctx, pk: int, name: str, type_: str, description: str | None) ->
         text("INSERT INTO entities_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
         {"pk": pk, "body": body, "scope": entity_scope(ctx.workspace, type_)},
     )
-    if ctx.vectors is not None:
-        vector = ctx.vectors.embedder.embed([body])
+    if ctx.vectors is not None and vector is not None:
         ctx.vectors.entities.add(conn, [(pk, ctx.workspace, type_.casefold())], vector)
 
 
@@ -94,6 +95,7 @@ def add_entity(
     type_: str,
     description: str | None,
     properties: dict[str, str] | None,
+    vector: Vectors | None,
 ) -> Entity:
     stamp = now()
     values = {
@@ -110,7 +112,7 @@ def add_entity(
         "updated_at": stamp,
     }
     (pk,) = insert_rows(ctx.conn, e, [values])
-    _index(ctx, pk, name, type_, description)
+    _index(ctx, pk, name, type_, description, vector)
     ctx.store.graph(ctx.workspace).add_node(str(values["id"]), name, type_, description)
     return to_entity(entity_row(ctx, str(values["id"])))
 
@@ -162,7 +164,14 @@ def get_entity(ctx: Ctx, entity_id: str) -> EntityDetails:
     return EntityDetails(**base.model_dump(), relationships=_relationships_of(ctx, row.pk))
 
 
-def update_entity(ctx: Ctx, entity_id: str, name: str | None, description: str | None) -> None:
+def update_entity(
+    ctx: Ctx,
+    entity_id: str,
+    name: str | None,
+    description: str | None,
+    vector: Vectors | None,
+) -> None:
+    """Rename / redescribe; ``vector`` embeds the new ``entity_text`` (computed by the caller)."""
     row = entity_row(ctx, entity_id)
     values: dict[str, Any] = {"updated_at": now()}
     if name is not None:
@@ -174,7 +183,7 @@ def update_entity(ctx: Ctx, entity_id: str, name: str | None, description: str |
     new_name = values.get("name", row.name)
     new_description = values.get("description", row.description)
     if row.merged_into_pk is None:
-        _index(ctx, row.pk, new_name, row.type, new_description)
+        _index(ctx, row.pk, new_name, row.type, new_description, vector)
         ctx.store.graph(ctx.workspace).add_node(row.id, new_name, row.type, new_description)
 
 
@@ -192,12 +201,12 @@ def delete_entity(ctx: Ctx, entity_id: str) -> None:
 def search_entities(
     ctx: Ctx,
     query: str,
+    query_vector: Vector | None,
     type_: str | None,
     limit: int,
-    mode: SearchMode | None,
+    mode: SearchMode,
     weight: float,
 ) -> SearchResult[Entity]:
-    run_mode = resolve_mode(ctx, mode)
     conn = ctx.conn
     scopes = [scope_token("w", ctx.workspace)]
     if type_:
@@ -209,16 +218,14 @@ def search_entities(
         return bm25(conn, "entities_fts", match, k)
 
     vector_search = None
-    if vectors is not None:
+    if vectors is not None and query_vector is not None:
         sub = type_.strip().casefold() if type_ else None
 
         def vector_search(k: int) -> list[tuple[int, float]]:
-            assert vectors is not None
-            return vectors.entities.search(
-                conn, vectors.embedder.embed_query(query), k, ctx.workspace, sub
-            )
+            assert vectors is not None and query_vector is not None
+            return vectors.entities.search(conn, query_vector, k, ctx.workspace, sub)
 
-    ranked = rank(run_mode, limit, text_search, vector_search, weight)
+    ranked = rank(mode, limit, text_search, vector_search, weight)
     rows = {
         row.pk: row
         for row in conn.execute(
@@ -230,7 +237,7 @@ def search_entities(
         ).all()
     }
     items = [to_entity(rows[x.pk], x.score) for x in ranked if x.pk in rows]
-    return SearchResult[Entity](items=items, search_type=run_mode)
+    return SearchResult[Entity](items=items, search_type=mode)
 
 
 def entity_feedback(

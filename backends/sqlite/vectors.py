@@ -20,7 +20,19 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import Connection, text
 
-__all__ = ["CHUNK_SIZE", "NumpyIndex", "SqliteVecIndex", "VectorIndex", "make_index"]
+#: One vector, and a batch of vectors (rows), as the embedders return them.
+Vector = NDArray[np.float32]
+Vectors = NDArray[np.float32]
+
+__all__ = [
+    "CHUNK_SIZE",
+    "NumpyIndex",
+    "SqliteVecIndex",
+    "Vector",
+    "VectorIndex",
+    "Vectors",
+    "make_index",
+]
 
 CHUNK_SIZE = 32
 
