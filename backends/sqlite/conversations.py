@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Row, delete, select, text, update
 
-from nams_local.errors import NotFoundError, NotSupportedError
+from nams_local.errors import NotSupportedError
 from nams_local.models import (
     Conversation,
     ConversationSearchHits,
@@ -47,12 +47,7 @@ c, m = s.conversations, s.messages
 
 def conversation_row(ctx: Ctx, conversation_id: str) -> Row[Any]:
     """The conversation's row in this workspace, or ``NotFoundError``."""
-    row = ctx.conn.execute(
-        select(c).where(c.c.id == conversation_id, c.c.workspace == ctx.workspace)
-    ).first()
-    if row is None:
-        raise NotFoundError(f"conversation {conversation_id!r} not found")
-    return row
+    return ctx.row(c, conversation_id, "conversation")
 
 
 def create_conversation(

@@ -58,12 +58,7 @@ SAME_AS = "SAME_AS"
 
 
 def entity_row(ctx: Ctx, entity_id: str) -> Row[Any]:
-    row = ctx.conn.execute(
-        select(e).where(e.c.id == entity_id, e.c.workspace == ctx.workspace)
-    ).first()
-    if row is None:
-        raise NotFoundError(f"entity {entity_id!r} not found")
-    return row
+    return ctx.row(e, entity_id, "entity")
 
 
 def _index(

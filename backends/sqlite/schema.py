@@ -43,6 +43,26 @@ SCHEMA_VERSION = 1
 
 metadata = MetaData()
 
+
+def _identity() -> tuple[Column[int], Column[str], Column[str]]:
+    """The columns every API-visible row starts with: ``pk``, ``id`` and ``workspace``."""
+    return (
+        Column("pk", Integer, primary_key=True),
+        Column("id", Text, nullable=False, unique=True),
+        Column("workspace", Text, nullable=False),
+    )
+
+
+def _owned_by_conversation() -> Column[int]:
+    """A row that lives and dies with its conversation."""
+    return Column(
+        "conversation_pk",
+        Integer,
+        ForeignKey("conversations.pk", ondelete="CASCADE"),
+        nullable=False,
+    )
+
+
 schema_version = Table(
     "schema_version",
     metadata,
@@ -60,9 +80,7 @@ meta = Table(
 conversations = Table(
     "conversations",
     metadata,
-    Column("pk", Integer, primary_key=True),
-    Column("id", Text, nullable=False, unique=True),
-    Column("workspace", Text, nullable=False),
+    *_identity(),
     Column("user_id", Text, nullable=True),
     Column("metadata", Text, nullable=False, default="{}"),
     Column("message_count", Integer, nullable=False, default=0),
@@ -75,15 +93,8 @@ conversations = Table(
 messages = Table(
     "messages",
     metadata,
-    Column("pk", Integer, primary_key=True),
-    Column("id", Text, nullable=False, unique=True),
-    Column("workspace", Text, nullable=False),
-    Column(
-        "conversation_pk",
-        Integer,
-        ForeignKey("conversations.pk", ondelete="CASCADE"),
-        nullable=False,
-    ),
+    *_identity(),
+    _owned_by_conversation(),
     Column("role", Text, nullable=False),
     Column("content", Text, nullable=False),
     Column("metadata", Text, nullable=False, default="{}"),
@@ -95,9 +106,7 @@ messages = Table(
 entities = Table(
     "entities",
     metadata,
-    Column("pk", Integer, primary_key=True),
-    Column("id", Text, nullable=False, unique=True),
-    Column("workspace", Text, nullable=False),
+    *_identity(),
     Column("name", Text, nullable=False),
     Column("canonical_name", Text, nullable=False),
     Column("type", Text, nullable=False),
@@ -118,9 +127,7 @@ entities = Table(
 relationships = Table(
     "relationships",
     metadata,
-    Column("pk", Integer, primary_key=True),
-    Column("id", Text, nullable=False, unique=True),
-    Column("workspace", Text, nullable=False),
+    *_identity(),
     Column("source_pk", Integer, ForeignKey("entities.pk", ondelete="CASCADE"), nullable=False),
     Column("target_pk", Integer, ForeignKey("entities.pk", ondelete="CASCADE"), nullable=False),
     Column("type", Text, nullable=False),
@@ -144,15 +151,8 @@ entity_mentions = Table(
 steps = Table(
     "steps",
     metadata,
-    Column("pk", Integer, primary_key=True),
-    Column("id", Text, nullable=False, unique=True),
-    Column("workspace", Text, nullable=False),
-    Column(
-        "conversation_pk",
-        Integer,
-        ForeignKey("conversations.pk", ondelete="CASCADE"),
-        nullable=False,
-    ),
+    *_identity(),
+    _owned_by_conversation(),
     Column("reasoning", Text, nullable=False),
     Column("action_taken", Text, nullable=False),
     Column("result", Text, nullable=True),
@@ -163,9 +163,7 @@ steps = Table(
 tool_calls = Table(
     "tool_calls",
     metadata,
-    Column("pk", Integer, primary_key=True),
-    Column("id", Text, nullable=False, unique=True),
-    Column("workspace", Text, nullable=False),
+    *_identity(),
     Column("step_pk", Integer, ForeignKey("steps.pk", ondelete="CASCADE"), nullable=True),
     Column("tool_name", Text, nullable=False),
     Column("input", Text, nullable=False),
@@ -179,15 +177,8 @@ tool_calls = Table(
 observations = Table(
     "observations",
     metadata,
-    Column("pk", Integer, primary_key=True),
-    Column("id", Text, nullable=False, unique=True),
-    Column("workspace", Text, nullable=False),
-    Column(
-        "conversation_pk",
-        Integer,
-        ForeignKey("conversations.pk", ondelete="CASCADE"),
-        nullable=False,
-    ),
+    *_identity(),
+    _owned_by_conversation(),
     Column("content", Text, nullable=False),
     Column("source_msg_ids", Text, nullable=False, default="[]"),
     Column("created_at", Text, nullable=False),
@@ -197,15 +188,8 @@ observations = Table(
 reflections = Table(
     "reflections",
     metadata,
-    Column("pk", Integer, primary_key=True),
-    Column("id", Text, nullable=False, unique=True),
-    Column("workspace", Text, nullable=False),
-    Column(
-        "conversation_pk",
-        Integer,
-        ForeignKey("conversations.pk", ondelete="CASCADE"),
-        nullable=False,
-    ),
+    *_identity(),
+    _owned_by_conversation(),
     Column("content", Text, nullable=False),
     Column("source_obs_ids", Text, nullable=False, default="[]"),
     Column("superseded_by_id", Text, nullable=True),

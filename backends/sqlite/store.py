@@ -16,12 +16,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, func, insert, select, text
+from sqlalchemy import Connection, Row, Table, func, insert, select, text
 
 from nams_local.embeddings import Embedder
-from nams_local.errors import BackendUnavailableError, NamsError
+from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
 from . import schema as s
 from .driver import DriverInfo, open_engine
@@ -248,3 +248,12 @@ class Ctx:
     @property
     def vectors(self) -> VectorState | None:
         return self.store.vectors
+
+    def row(self, table: Table, id_: str, what: str) -> Row[Any]:
+        """The row with API id ``id_`` in this workspace, or ``NotFoundError``."""
+        found = self.conn.execute(
+            select(table).where(table.c.id == id_, table.c.workspace == self.workspace)
+        ).first()
+        if found is None:
+            raise NotFoundError(f"{what} {id_!r} not found")
+        return found

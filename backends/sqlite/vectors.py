@@ -106,10 +106,7 @@ class SqliteVecIndex:
                 f"INSERT INTO {self.table}(rowid, part, sub, embedding) "
                 "VALUES (:pk, :part, :sub, :embedding)"
             ),
-            [
-                {"pk": pk, "part": part, "sub": sub, "embedding": vec.tobytes()}
-                for (pk, part, sub), vec in zip(rows, _as_f32(vectors), strict=True)
-            ],
+            _params(rows, vectors),
         )
 
     def delete(self, conn: Connection, pks: Sequence[int]) -> None:
@@ -178,10 +175,7 @@ class NumpyIndex:
                 f"INSERT OR REPLACE INTO {self.table}(pk, part, sub, embedding) "
                 "VALUES (:pk, :part, :sub, :embedding)"
             ),
-            [
-                {"pk": pk, "part": part, "sub": sub, "embedding": vec.tobytes()}
-                for (pk, part, sub), vec in zip(rows, _as_f32(vectors), strict=True)
-            ],
+            _params(rows, vectors),
         )
 
     def delete(self, conn: Connection, pks: Sequence[int]) -> None:
@@ -214,6 +208,15 @@ class NumpyIndex:
         top = np.argpartition(-sims, take - 1)[:take]
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(rows[i][0]), float(sims[i])) for i in top]
+
+
+def _params(
+    rows: Sequence[tuple[int, str, str]], vectors: NDArray[np.float32]
+) -> list[dict[str, object]]:
+    return [
+        {"pk": pk, "part": part, "sub": sub, "embedding": vec.tobytes()}
+        for (pk, part, sub), vec in zip(rows, _as_f32(vectors), strict=True)
+    ]
 
 
 def _as_f32(array: NDArray[np.floating]) -> NDArray[np.float32]:
