@@ -151,9 +151,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--db", help="SQLite database file or :memory:")
-        p.add_argument(
-            "--no-embeddings", action="store_true", help="text search only, no embedder"
-        )
+        p.add_argument("--no-embeddings", action="store_true", help="text search only, no embedder")
 
     info = sub.add_parser("info", help="show the backend, driver, vector support and counts")
     common(info)
