@@ -5,8 +5,10 @@ Each check raises ``InvalidInputError`` before anything is written.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT
 from .errors import InvalidInputError
@@ -16,6 +18,7 @@ __all__ = [
     "check_limit",
     "check_message",
     "check_messages",
+    "check_metadata",
     "check_mode",
     "check_query",
     "check_required",
@@ -38,6 +41,18 @@ def check_message(role: str, content: str) -> None:
         raise InvalidInputError("message content must be a non-empty string")
 
 
+def check_metadata(metadata: Mapping[str, Any] | None) -> None:
+    """Message metadata is stored as JSON: it must be an object that JSON can encode."""
+    if metadata is None:
+        return
+    if not isinstance(metadata, Mapping):
+        raise InvalidInputError("metadata must be an object")
+    try:
+        json.dumps(metadata, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"metadata is not JSON-encodable: {exc}") from None
+
+
 def check_messages(messages: Sequence[NewMessage]) -> None:
     if not messages:
         raise InvalidInputError("messages must not be empty")
@@ -48,6 +63,7 @@ def check_messages(messages: Sequence[NewMessage]) -> None:
     for index, message in enumerate(messages):
         try:
             check_message(message.role, message.content)
+            check_metadata(message.metadata)
         except InvalidInputError as exc:
             raise InvalidInputError(f"messages[{index}]: {exc.message}") from None
 

@@ -15,6 +15,7 @@ from backends.sqlite import SQLiteBackend
 from nams_local import (
     BackendUnavailableError,
     HashingEmbedder,
+    InvalidInputError,
     NamsError,
     NewMessage,
 )
@@ -157,3 +158,19 @@ async def test_searches_do_not_queue_behind_a_batch_being_embedded() -> None:
         assert not ingest.done()
         embedder.gate.set()
         assert len(await ingest) == 100
+
+
+async def test_metadata_that_json_cannot_hold_is_refused_and_nothing_written() -> None:
+    async with SQLiteBackend(":memory:", embeddings=False) as backend:
+        conv = await backend.create_conversation("u1")
+        with pytest.raises(InvalidInputError, match="metadata"):
+            await backend.add_message(conv.id, "user", "hello", {"when": object()})
+        with pytest.raises(InvalidInputError, match="metadata"):
+            await backend.add_messages(
+                conv.id,
+                [
+                    NewMessage(role="user", content="fine"),
+                    NewMessage(role="user", content="bad", metadata={"x": float("nan")}),
+                ],
+            )
+        assert await backend.list_messages(conv.id) == []

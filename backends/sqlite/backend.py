@@ -52,6 +52,7 @@ from nams_local.validation import (
     check_limit,
     check_message,
     check_messages,
+    check_metadata,
     check_mode,
     check_query,
     check_required,
@@ -201,6 +202,7 @@ class SQLiteBackend(MemoryBackend):
         metadata: dict[str, Any] | None = None,
     ) -> Message:
         check_message(role, content)
+        check_metadata(metadata)
         message = NewMessage(role=role, content=content, metadata=metadata)
         embedded = await self._embed([content])
         stored = await self._run(conversations.add_messages, conversation_id, [message], embedded)
