@@ -89,3 +89,17 @@ async def test_scores_are_in_unit_range_and_sorted() -> None:
             assert scores, mode
             assert all(s is not None and 0.0 <= s <= 1.0 for s in scores), mode
             assert scores == sorted(scores, reverse=True), mode
+
+
+async def test_a_driver_that_cannot_load_extensions_falls_back_to_numpy() -> None:
+    """The standard ``sqlite3`` of this Python cannot load sqlite-vec: vectors still work."""
+    lines = [*UNRELATED_CHAT[:100], FACT]
+    async with SQLiteBackend(":memory:", embedder=default_embedder(), driver="sqlite3") as backend:
+        info = backend.info()
+        assert info["driver"] == "sqlite3"
+        assert info["vector_index"] == "numpy"
+        assert str(info["sqlite_vec"]).startswith("unavailable")
+        conv = await _fill(backend, lines)
+        result = await backend.search_messages(conv, "where do I live?", limit=3, mode="vector")
+    assert result.search_type == "vector"
+    assert FACT in [m.content for m in result.items]

@@ -61,6 +61,7 @@ from nams_local.validation import (
 
 from . import conversations, entities, tiers
 from . import reasoning as steps_store
+from .driver import DriverChoice
 from .search import DEFAULT_HYBRID_WEIGHT
 from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text
 from .vectors import Vector, Vectors
@@ -83,6 +84,9 @@ class SQLiteBackend(MemoryBackend):
         vector_index: ``"sqlite-vec"``, ``"numpy"`` (brute force, no extension) or
             ``"auto"`` (sqlite-vec when it loads).
         hybrid_weight: weight of the vector score in hybrid search (0..1).
+        driver: the DB-API module: ``"auto"`` (sqlean, which can load extensions),
+            ``"sqlean"`` or ``"sqlite3"`` (the standard module; usually no extensions, so
+            vectors use the numpy index).
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class SQLiteBackend(MemoryBackend):
         workspace: str = "default",
         vector_index: VectorIndexChoice = "auto",
         hybrid_weight: float = DEFAULT_HYBRID_WEIGHT,
+        driver: DriverChoice = "auto",
         _store: SQLiteStore | None = None,
     ) -> None:
         check_required(workspace, "workspace")
@@ -101,7 +106,7 @@ class SQLiteBackend(MemoryBackend):
             raise InvalidInputError("hybrid_weight must be from 0 to 1")
         if _store is None:
             chosen = (embedder or default_embedder()) if embeddings else None
-            _store = SQLiteStore(path, embedder=chosen, vector_index=vector_index)
+            _store = SQLiteStore(path, embedder=chosen, vector_index=vector_index, driver=driver)
             self._owns_store = True
         else:
             self._owns_store = False

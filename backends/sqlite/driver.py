@@ -13,14 +13,14 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import StaticPool
 
 logger = logging.getLogger("nams_local.sqlite")
 
-__all__ = ["DriverInfo", "open_engine"]
+__all__ = ["DriverChoice", "DriverInfo", "open_engine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +34,18 @@ class DriverInfo:
     fts5: bool
 
 
-def _driver_module() -> ModuleType:
+DriverChoice = Literal["auto", "sqlean", "sqlite3"]
+
+
+def _driver_module(choice: DriverChoice) -> ModuleType:
+    """``sqlean`` when available (``auto``), or the module asked for."""
+    if choice == "sqlite3":
+        return importlib.import_module("sqlite3")
     try:
         return importlib.import_module("sqlean.dbapi2")
-    except ImportError:  # pragma: no cover - sqlean is a dependency
+    except ImportError:
+        if choice == "sqlean":
+            raise
         logger.warning("sqlean is not installed; using the standard sqlite3 module")
         return importlib.import_module("sqlite3")
 
@@ -57,14 +65,16 @@ def _load_vec(dbapi_conn: Any) -> str | None:
     return None
 
 
-def open_engine(path: str | Path, *, want_vec: bool = True) -> tuple[Engine, DriverInfo]:
+def open_engine(
+    path: str | Path, *, want_vec: bool = True, driver: DriverChoice = "auto"
+) -> tuple[Engine, DriverInfo]:
     """Create the engine for ``path`` (a file or ``":memory:"``) and probe what it can do.
 
     One connection serves the whole store (``StaticPool``): the backend runs every
     statement on one worker thread, which keeps ``:memory:`` databases and SQLite's
     single-writer rule simple and makes the connection thread-affine by construction.
     """
-    module = _driver_module()
+    module = _driver_module(driver)
     target = ":memory:" if str(path) == ":memory:" else str(Path(path).expanduser())
     engine = create_engine(
         f"sqlite:///{target}",
@@ -72,7 +82,7 @@ def open_engine(path: str | Path, *, want_vec: bool = True) -> tuple[Engine, Dri
         poolclass=StaticPool,
         connect_args={"check_same_thread": False},
     )
-    vec_error: list[str | None] = [None if want_vec else "disabled"]
+    vec_error: list[str | None] = [None if want_vec else "not loaded: no vector index uses it"]
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:

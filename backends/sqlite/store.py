@@ -24,7 +24,7 @@ from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
 from . import schema as s
-from .driver import DriverInfo, open_engine
+from .driver import DriverChoice, DriverInfo, open_engine
 from .graph import EntityGraphMirror
 from .vectors import IndexKind, VectorIndex, make_index
 
@@ -64,6 +64,7 @@ class SQLiteStore:
         *,
         embedder: Embedder | None,
         vector_index: VectorIndexChoice = "auto",
+        driver: DriverChoice = "auto",
     ) -> None:
         self.path = str(path)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nams-sqlite")
@@ -71,7 +72,7 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._graphs: dict[str, EntityGraphMirror] = {}
         want_vec = embedder is not None and vector_index != "numpy"
-        self.engine, self.driver = open_engine(path, want_vec=want_vec)
+        self.engine, self.driver = open_engine(path, want_vec=want_vec, driver=driver)
         if vector_index == "sqlite-vec" and self.driver.vec_version is None:
             raise NamsError(f"sqlite-vec could not be loaded: {self.driver.vec_error}")
         self.vectors: VectorState | None = None
