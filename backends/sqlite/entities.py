@@ -29,7 +29,7 @@ from nams_local.models import (
 )
 
 from . import schema as s
-from .rows import canonical, dumps, insert_rows, loads, new_id, now, to_entity, when
+from .rows import dumps, insert_rows, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
 from .store import Ctx, entity_text
 from .text import entity_scope, match_query, phrase_query, scope_token
@@ -97,7 +97,7 @@ def add_entity(
         "id": new_id(),
         "workspace": ctx.workspace,
         "name": name,
-        "canonical_name": canonical(name),
+        "name_key": name_key(name),
         "type": type_,
         "description": description,
         "properties": dumps(properties or {}),
@@ -171,7 +171,7 @@ def update_entity(
     values: dict[str, Any] = {"updated_at": now()}
     if name is not None:
         values["name"] = name
-        values["canonical_name"] = canonical(name)
+        values["name_key"] = name_key(name)
     if description is not None:
         values["description"] = description
     ctx.conn.execute(update(e).where(e.c.pk == row.pk).values(**values))
@@ -417,7 +417,7 @@ def delete_relationship(ctx: Ctx, relationship_id: str) -> None:
 def get_entity_by_name(ctx: Ctx, name: str, type_: str | None) -> Entity | None:
     stmt = select(e).where(
         e.c.workspace == ctx.workspace,
-        e.c.canonical_name == canonical(name),
+        e.c.name_key == name_key(name),
         e.c.merged_into_pk.is_(None),
     )
     if type_:

@@ -19,10 +19,10 @@ from nams_local.models import (
 )
 
 __all__ = [
-    "canonical",
     "dumps",
     "insert_rows",
     "loads",
+    "name_key",
     "new_id",
     "now",
     "to_conversation",
@@ -69,7 +69,7 @@ def token_count(content: str) -> int:
     return len(_TOKEN.findall(content))
 
 
-def canonical(name: str) -> str:
+def name_key(name: str) -> str:
     """The name as compared for identity: case-folded, spaces collapsed, edge punctuation off."""
     return _PUNCT_EDGES.sub("", " ".join(name.casefold().split()))
 
@@ -108,7 +108,7 @@ def to_entity(row: Row[Any], score: float | None = None) -> Entity:
         confidence=row.confidence,
         score=score,
         source_stage=row.source_stage,
-        canonical_name=row.canonical_name,
+        canonical_name=row.name,
         properties=loads(row.properties),
         created_at=when(row.created_at),
         updated_at=when(row.updated_at),

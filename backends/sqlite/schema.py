@@ -108,7 +108,8 @@ entities = Table(
     metadata,
     *_identity(),
     Column("name", Text, nullable=False),
-    Column("canonical_name", Text, nullable=False),
+    #: The name as compared for identity (see ``rows.name_key``).
+    Column("name_key", Text, nullable=False),
     Column("type", Text, nullable=False),
     Column("description", Text, nullable=True),
     Column("properties", Text, nullable=False, default="{}"),
@@ -120,7 +121,7 @@ entities = Table(
     Column("merged_into_pk", Integer, ForeignKey("entities.pk"), nullable=True),
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
-    Index("ix_entities_ws_canonical", "workspace", "canonical_name"),
+    Index("ix_entities_ws_name_key", "workspace", "name_key"),
     Index("ix_entities_ws_type", "workspace", "type"),
 )
 

@@ -1,0 +1,371 @@
+"""Retrieval: five memory sources searched in parallel, merged into a few hits.
+
+Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
+``MemoryBackend``. Deliberate differences, each for a reason:
+
+- no ``threshold`` is ever sent (hosted NAMS rejects unknown fields since October 2026);
+- cross-session hits are ordered by the conversation list (newest first), not by which
+  request finished first, so the same memory gives the same prompt every time;
+- when the backend has ``user_message_search``, the cross-session source makes one call
+  instead of 1 + 2·N; it yields the same hits as the per-conversation path;
+- every lookup has a timeout, so a hanging backend costs a warning, not the model call.
+
+Every failure is logged once through the ``MemoryLogger`` and the source counts as empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from .backend import MemoryBackend
+from .log import MemoryLogger, default_logger
+from .models import (
+    Conversation,
+    ConversationSearchHits,
+    Entity,
+    EntityDetails,
+    Message,
+    ReasoningStep,
+)
+from .retrieval_terms import fallback_terms, query_tokens
+from .scope import Scope
+
+__all__ = [
+    "DEFAULT_CROSS_SESSION_LIMIT",
+    "DEFAULT_GRAPH_EXPANSION_LIMIT",
+    "MAX_TOTAL",
+    "MemoryHit",
+    "MemorySource",
+    "RetrievalOptions",
+    "retrieve_memories",
+]
+
+MemorySource = Literal["long-term", "graph", "conversation", "cross-session", "reasoning"]
+
+#: Constants of the TypeScript provider (``RETRIEVAL``).
+MAX_TOTAL = 12
+MAX_LONGTERM = 5
+MAX_REASONING = 6
+MAX_TRIPLES = 5
+CROSS_SEARCH_LIMIT = 4
+DEFAULT_CROSS_SESSION_LIMIT = 5
+DEFAULT_GRAPH_EXPANSION_LIMIT = 2
+DIRECT_RESPONSE = "direct response"
+#: Seconds one backend lookup may take before it counts as failed.
+DEFAULT_LOOKUP_TIMEOUT = 10.0
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHit:
+    """One recalled memory (also what the ``query_memory`` tool returns)."""
+
+    content: str
+    source: MemorySource
+    type: str
+    score: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"content": self.content, "source": self.source, "type": self.type}
+        if self.score is not None:
+            out["score"] = self.score
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalOptions:
+    cross_session_limit: int = DEFAULT_CROSS_SESSION_LIMIT
+    graph_expansion_limit: int = DEFAULT_GRAPH_EXPANSION_LIMIT
+    lookup_timeout: float = DEFAULT_LOOKUP_TIMEOUT
+    logger: MemoryLogger = field(default_factory=default_logger)
+
+
+class _Lookups:
+    """Runs backend calls with the timeout and the one-warning-per-failure rule."""
+
+    def __init__(self, options: RetrievalOptions) -> None:
+        self.options = options
+
+    async def call(self, label: str, make: Callable[[], Awaitable[T]]) -> T | None:
+        """``make()``'s result, or ``None`` after logging one warning for the failure."""
+        try:
+            return await asyncio.wait_for(make(), timeout=self.options.lookup_timeout)
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            timeout = self.options.lookup_timeout
+            self.options.logger.warn(label, TimeoutError(f"no answer within {timeout} s"))
+        except Exception as exc:
+            self.options.logger.warn(label, exc)
+        return None
+
+
+M = TypeVar("M")
+
+
+def _checked(items: object, kind: type[M]) -> list[M]:
+    """``items`` as a list of ``kind``, or ``TypeError``: a backend answering garbage
+    costs its own source, not the whole retrieval."""
+    if not isinstance(items, list) or not all(isinstance(i, kind) for i in items):
+        raise TypeError(f"backend returned {type(items).__name__}, not a list of {kind.__name__}")
+    return items
+
+
+async def _steps(backend: MemoryBackend, conversation_id: str) -> list[ReasoningStep]:
+    return _checked(await backend.list_steps(conversation_id), ReasoningStep)
+
+
+def _entity_content(entity: Entity) -> str:
+    name = (entity.name or "").strip()
+    description = (entity.description or "").strip()
+    if name and description:
+        return f"{name} — {description}"
+    return name or description
+
+
+def _message_key(item: Message) -> str:
+    return item.content
+
+
+def _entity_key(item: Entity) -> str:
+    return _entity_content(item)
+
+
+async def _two_pass(
+    lookups: _Lookups,
+    label: str,
+    query: str,
+    search: Callable[[str], Awaitable[Sequence[T]]],
+    key: Callable[[T], str],
+) -> list[T]:
+    """Pass 1: the whole query. If empty, pass 2: one search per fallback term, merged,
+    de-duplicated by content and ranked by word overlap with the query (stable)."""
+
+    def run(q: str) -> Callable[[], Awaitable[Sequence[T]]]:
+        return lambda: search(q)
+
+    first = await lookups.call(f"{label} failed", run(query))
+    if first:
+        return list(first)
+    terms = fallback_terms(query)
+    if not terms:
+        return []
+    results = await asyncio.gather(
+        *(lookups.call(f'{label} fallback ("{term}") failed', run(term)) for term in terms)
+    )
+    merged: list[T] = []
+    seen: set[str] = set()
+    for items in results:
+        for item in items or []:
+            k = key(item).strip()
+            if not k or k in seen:
+                continue
+            seen.add(k)
+            merged.append(item)
+    wanted = query_tokens(query)
+    return sorted(merged, key=lambda item: -len(query_tokens(key(item)) & wanted))
+
+
+def _reasoning_hits(steps: Sequence[ReasoningStep], source: MemorySource) -> list[MemoryHit]:
+    kind = "step" if source == "reasoning" else "reasoning"
+    return [
+        MemoryHit(content=s.reasoning, source=source, type=kind)
+        for s in steps
+        if s.action_taken == DIRECT_RESPONSE and s.reasoning
+    ]
+
+
+async def _cross_session(
+    backend: MemoryBackend,
+    lookups: _Lookups,
+    scope: Scope,
+    conversation_id: str,
+    query: str,
+) -> list[MemoryHit]:
+    n = lookups.options.cross_session_limit
+    if n <= 0:
+        return []
+    groups: list[tuple[list[Message], list[ReasoningStep]]]
+    if backend.capabilities.user_message_search:
+
+        async def grouped() -> list[ConversationSearchHits]:
+            found = await backend.search_user_messages(
+                scope.user_id,
+                query,
+                conversation_limit=n,
+                per_conversation_limit=CROSS_SEARCH_LIMIT,
+                exclude_conversation_id=conversation_id,
+            )
+            for group in _checked(found, ConversationSearchHits):
+                _checked(group.messages, Message)
+                _checked(group.steps, ReasoningStep)
+            return found
+
+        found = await lookups.call("cross-session searchUserMessages failed", grouped)
+        groups = [(list(g.messages), list(g.steps)) for g in found or []]
+    else:
+
+        async def recent() -> list[Conversation]:
+            found = await backend.list_conversations(user_id=scope.user_id, limit=n + 1)
+            return _checked(found, Conversation)
+
+        conversations = await lookups.call("cross-session listConversations failed", recent)
+        others = [c.id for c in conversations or [] if c.id != conversation_id][:n]
+
+        async def one(conv_id: str) -> tuple[list[Message], list[ReasoningStep]]:
+            async def search() -> list[Message]:
+                result = await backend.search_messages(conv_id, query, limit=CROSS_SEARCH_LIMIT)
+                return _checked(result.items, Message)
+
+            messages, steps = await asyncio.gather(
+                lookups.call("cross-session searchMessages failed", search),
+                lookups.call("cross-session listSteps failed", lambda: _steps(backend, conv_id)),
+            )
+            return messages or [], steps or []
+
+        groups = list(await asyncio.gather(*(one(c) for c in others)))
+    hits: list[MemoryHit] = []
+    seen: set[str] = set()
+    for messages, steps in groups:
+        candidates = [
+            MemoryHit(content=m.content, source="cross-session", type="message") for m in messages
+        ] + _reasoning_hits(steps, "cross-session")
+        for hit in candidates:
+            k = hit.content.strip()
+            if k and k not in seen:
+                seen.add(k)
+                hits.append(hit)
+    return hits
+
+
+async def _graph_hits(
+    backend: MemoryBackend, lookups: _Lookups, entities: Sequence[Entity]
+) -> list[MemoryHit]:
+    limit = lookups.options.graph_expansion_limit
+    roots = [e for e in entities if e.id][:limit] if limit != 0 else []
+
+    async def expand(root: Entity) -> list[MemoryHit]:
+        async def details() -> EntityDetails:
+            found = await backend.get_entity(root.id)
+            if not isinstance(found, EntityDetails):
+                raise TypeError(f"backend returned {type(found).__name__}, not EntityDetails")
+            return found
+
+        detail = await lookups.call(
+            f'getEntity failed for "{root.name}", skipping its relationships', details
+        )
+        subject_source: str | None = None
+        if detail is not None:
+            subject_source = (
+                detail.canonical_name if detail.canonical_name is not None else detail.name
+            )
+        if subject_source is None:
+            subject_source = root.name
+        subject = (subject_source or "").strip()
+        if not subject or detail is None:
+            return []
+        triples = [
+            r for r in detail.relationships if r.type.strip() and (r.target_name or "").strip()
+        ][:MAX_TRIPLES]
+        return [
+            MemoryHit(
+                content=f"({subject})-[{r.type.strip()}]->({(r.target_name or '').strip()})",
+                source="graph",
+                type=r.type.strip(),
+            )
+            for r in triples
+        ]
+
+    expanded = await asyncio.gather(*(expand(root) for root in roots))
+    return [hit for hits in expanded for hit in hits]
+
+
+def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:
+    merged: list[MemoryHit] = []
+    if cap <= 0:
+        return merged
+    depth = max((len(b) for b in buckets), default=0)
+    for i in range(depth):
+        for bucket in buckets:
+            if i < len(bucket):
+                merged.append(bucket[i])
+                if len(merged) >= cap:
+                    return merged
+    return merged
+
+
+async def retrieve_memories(
+    backend: MemoryBackend,
+    scope: Scope,
+    conversation_id: str,
+    query: str,
+    limit: int = 5,
+    options: RetrievalOptions | None = None,
+) -> list[MemoryHit]:
+    """The memories relevant to ``query`` for this user and conversation, at most
+    ``min(limit, 12)``, merged round-robin over [long-term, graph, conversation,
+    cross-session, reasoning]."""
+    opts = options or RetrievalOptions()
+    lookups = _Lookups(opts)
+
+    async def search_current(q: str) -> list[Message]:
+        result = await backend.search_messages(conversation_id, q, limit=limit)
+        return _checked(result.items, Message)
+
+    async def search_entities(q: str) -> list[Entity]:
+        result = await backend.search_entities(q, limit=MAX_LONGTERM)
+        return _checked(result.items, Entity)
+
+    current, entities, found_steps, cross = await asyncio.gather(
+        _two_pass(lookups, "searchMessages", query, search_current, _message_key),
+        _two_pass(lookups, "searchEntities", query, search_entities, _entity_key),
+        lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
+        _cross_session(backend, lookups, scope, conversation_id, query),
+    )
+    steps = found_steps or []
+    graph = await _graph_hits(backend, lookups, entities)
+
+    seen: set[str] = set()
+
+    def push(bucket: list[MemoryHit], hit: MemoryHit, alias: str | None = None) -> None:
+        k = hit.content.strip()
+        if not k or k in seen:
+            return
+        seen.add(k)
+        if alias is not None and alias.strip():
+            seen.add(alias.strip())
+        bucket.append(hit)
+
+    long_term: list[MemoryHit] = []
+    for e in entities:
+        push(
+            long_term,
+            MemoryHit(
+                content=_entity_content(e),
+                source="long-term",
+                type=e.type if e.type is not None else "entity",
+                score=e.confidence,
+            ),
+            alias=e.description if e.description is not None else e.name,
+        )
+    graph_bucket: list[MemoryHit] = []
+    for hit in graph:
+        push(graph_bucket, hit)
+    conversation_bucket: list[MemoryHit] = []
+    for m in current:
+        push(
+            conversation_bucket, MemoryHit(content=m.content, source="conversation", type="message")
+        )
+    cross_bucket: list[MemoryHit] = []
+    for hit in cross:
+        push(cross_bucket, hit)
+    reasoning_bucket: list[MemoryHit] = []
+    for hit in _reasoning_hits(steps, "reasoning")[:MAX_REASONING]:
+        push(reasoning_bucket, hit)
+
+    buckets = [long_term, graph_bucket, conversation_bucket, cross_bucket, reasoning_bucket]
+    return _round_robin(buckets, min(limit, MAX_TOTAL))

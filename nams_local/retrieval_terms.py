@@ -1,0 +1,74 @@
+"""The word fallback of retrieval: search terms from a query, and overlap ranking.
+
+Hosted NAMS falls back to a literal text match when a workspace has no embeddings, so a
+whole question ("what does Alex's sister do?") matches nothing. The second pass searches
+the query's longest words one by one (as typed and in Title Case) and ranks what comes
+back by word overlap with the question. Rules follow provider-behavior §3.2 exactly.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["fallback_terms", "overlap", "query_tokens", "title_case"]
+
+MIN_WORD_CHARS = 3
+MAX_WORDS = 4
+_POSSESSIVES = ("'s", "’s")
+
+
+def _is_alnum(ch: str) -> bool:
+    """Unicode letter (``\\p{L}``) or number (``\\p{N}``)."""
+    return unicodedata.category(ch)[0] in ("L", "N")
+
+
+def _strip_edges(token: str) -> str:
+    start, end = 0, len(token)
+    while start < end and not _is_alnum(token[start]):
+        start += 1
+    while end > start and not _is_alnum(token[end - 1]):
+        end -= 1
+    return token[start:end]
+
+
+def _strip_possessive(token: str) -> str:
+    lowered = token.lower()
+    for suffix in _POSSESSIVES:
+        if lowered.endswith(suffix):
+            return token[: -len(suffix)]
+    return token
+
+
+def title_case(word: str) -> str:
+    """First character upper-cased, the rest lower-cased (``NEOVIM`` → ``Neovim``)."""
+    return word[:1].upper() + word[1:].lower()
+
+
+def fallback_terms(query: str) -> list[str]:
+    """Up to 8 terms: the 4 longest words (≥ 3 letters/numbers), each as typed and Title Case."""
+    words: list[str] = []
+    for raw in query.split():
+        token = _strip_possessive(_strip_edges(raw))
+        if sum(1 for ch in token if _is_alnum(ch)) < MIN_WORD_CHARS:
+            continue
+        if token not in words:
+            words.append(token)
+    words = sorted(words, key=len, reverse=True)[:MAX_WORDS]  # stable: ties keep query order
+    terms: list[str] = []
+    for word in words:
+        for term in (word, title_case(word)):
+            if term not in terms:
+                terms.append(term)
+    return terms
+
+
+def query_tokens(text: str) -> set[str]:
+    """Lower-cased words: every non letter/number/space character becomes a space."""
+    cleaned = "".join(ch if _is_alnum(ch) or ch.isspace() else " " for ch in text.lower())
+    return set(cleaned.split())
+
+
+def overlap(text: str, query: str | set[str]) -> int:
+    """How many distinct words of ``text`` also occur in the query."""
+    wanted = query if isinstance(query, set) else query_tokens(query)
+    return len(query_tokens(text) & wanted)
