@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from nams_local.integrations import (
     ChatMessage,
     ScriptedChatModel,
     ScriptedReply,
+    SyncChatModel,
     ToolCallRequest,
     create_nams,
 )
@@ -219,3 +221,25 @@ async def test_two_sessions_second_prompt_recalls_the_first(logger: RecordingLog
     assert "[cross-session] I moved to Bangalore in May." in prompt
     assert prompt.endswith("\n\nWhere do I live now?")
     assert logger.records == []
+
+
+def test_sync_facade_for_sync_callers() -> None:
+    engine = SQLiteBackend(":memory:", embeddings=False)
+    scripted = ScriptedChatModel(["one", ScriptedReply(text="two three")])
+    model = SyncChatModel(create_nams(engine).wrap(scripted, {"user_id": "sync-user"}))
+    assert model.generate([{"role": "user", "content": "first"}]).text == "one"
+    chunks = list(model.stream([{"role": "user", "content": "second"}]))
+    assert "".join(c.text or "" for c in chunks) == "two three"
+
+    async def stored() -> list[tuple[str, str]]:
+        try:
+            return await _stored(engine, "sync-user")
+        finally:
+            await engine.aclose()
+
+    assert asyncio.run(stored()) == [
+        ("user", "first"),
+        ("assistant", "one"),
+        ("user", "second"),
+        ("assistant", "two three"),
+    ]
