@@ -29,3 +29,4 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
     assert "I have lived in Delhi since May." in run.stdout
     assert "WORKS_AT" in run.stdout and "TechCorp" in run.stdout
     assert (tmp_path / "memory.db").exists()
+    assert "[cross-session] I moved to Bangalore in May." in run.stdout
