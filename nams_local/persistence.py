@@ -1,7 +1,9 @@
 """Persistence rules: which conversation a turn belongs to, and what a step writes.
 
-Reproduces provider-behavior §2 and §4. One deliberate difference: a failed conversation
-resolution is not remembered, so the next turn tries again instead of failing forever.
+Reproduces provider-behavior §2 and §4. Deliberate differences: a failed conversation
+resolution is not remembered, so the next turn tries again instead of failing forever;
+every call has a timeout; and the two write failures are logged as warnings (the TS
+provider uses error level) because memory failures in the request path are warnings here.
 """
 
 from __future__ import annotations

@@ -83,7 +83,11 @@ class MemoryMiddleware:
             return None
 
     async def prepare(self, messages: Sequence[ChatMessage]) -> Turn:
-        """The prompt to send: the caller's messages with the memory block injected."""
+        """The prompt to send: the caller's messages with the memory block injected.
+
+        A whitespace-only query gets no retrieval (the TS provider would send it and the
+        backend would refuse it with a warning).
+        """
         user_text = query_text(messages)
         continues = continues_turn(messages)
         memories: list[MemoryHit] = []
