@@ -7,6 +7,8 @@ exactly one warning per failed call.
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from backends.sqlite import SQLiteBackend
@@ -88,3 +90,17 @@ async def test_the_model_s_own_error_is_not_swallowed(logger: RecordingLogger) -
         with pytest.raises(ValueError, match="model down"):
             await model.generate([{"role": "user", "content": "hi"}])
     assert logger.records == []
+
+
+async def test_default_logger_is_stdlib_nams_local(caplog: pytest.LogCaptureFixture) -> None:
+    async with SQLiteBackend(":memory:", embeddings=False) as engine:
+        backend = Faulty(engine, {"search_entities": "raise"})
+        model = create_nams(backend).wrap(ScriptedChatModel(["ok"]), {"user_id": "alex"})
+        with caplog.at_level(logging.WARNING, logger="nams_local"):
+            await model.generate([{"role": "user", "content": "tea?"}])
+    records = [r for r in caplog.records if r.name == "nams_local"]
+    assert [(r.levelname, r.getMessage()) for r in records] == [
+        ("WARNING", "[nams] searchEntities failed: search_entities exploded"),
+        ("WARNING", '[nams] searchEntities fallback ("tea") failed: search_entities exploded'),
+        ("WARNING", '[nams] searchEntities fallback ("Tea") failed: search_entities exploded'),
+    ]
