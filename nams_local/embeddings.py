@@ -31,6 +31,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -127,6 +128,7 @@ class BaseEmbedder(ABC):
         self._query_cache_size = query_cache_size
         self._query_cache: OrderedDict[str, Vector] = OrderedDict()
         self._query_cache_lock = threading.Lock()
+        self._query_inflight: dict[str, Future[Vector]] = {}
         self._query_hits = 0
         self._query_misses = 0
 
@@ -180,16 +182,34 @@ class BaseEmbedder(ABC):
                 self._query_hits += 1
                 hit: Vector = cached.copy()
                 return hit
-            self._query_misses += 1
-        # Embed outside the lock so concurrent distinct queries don't serialise here; two
-        # threads racing on the same new text both compute it, which is harmless.
-        vector = self._embed_one(text)
+            pending = self._query_inflight.get(text)
+            if pending is None:
+                self._query_misses += 1
+                mine: Future[Vector] = Future()
+                self._query_inflight[text] = mine
+            else:
+                self._query_hits += 1
+        if pending is not None:
+            # Single flight: the sources of one chat turn ask for the same query at the same
+            # moment; one model run serves them all.
+            shared: Vector = pending.result().copy()
+            return shared
+        # Embed outside the lock so concurrent distinct queries don't serialise here.
+        try:
+            vector = self._embed_one(text)
+        except BaseException as exc:
+            with self._query_cache_lock:
+                self._query_inflight.pop(text, None)
+            mine.set_exception(exc)
+            raise
         vector.setflags(write=False)
         with self._query_cache_lock:
+            self._query_inflight.pop(text, None)
             self._query_cache[text] = vector
             self._query_cache.move_to_end(text)
             while len(self._query_cache) > self._query_cache_size:
                 self._query_cache.popitem(last=False)
+        mine.set_result(vector)
         result: Vector = vector.copy()
         return result
 

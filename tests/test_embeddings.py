@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -329,3 +330,41 @@ def test_sentence_transformer_embedder_missing_package_or_path(tmp_path: Path) -
         embedder = SentenceTransformerEmbedder(missing_model)
         with pytest.raises(EmbedderUnavailableError):
             embedder.embed(["hello"])
+
+
+def test_concurrent_queries_for_the_same_text_share_one_model_run() -> None:
+    """The sources of one chat turn ask for the same query vector at the same moment."""
+
+    class Gated(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.runs = 0
+            self.entered = threading.Event()
+            self.gate = threading.Event()
+
+        def _embed(self, texts: list[str]) -> NDArray[np.float32]:
+            self.runs += 1
+            self.entered.set()
+            assert self.gate.wait(timeout=30)
+            return super()._embed(texts)
+
+    embedder = Gated()
+    results: list[NDArray[np.float32]] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(embedder.embed_query("where do I live?")))
+        for _ in range(4)
+    ]
+    threads[0].start()
+    assert embedder.entered.wait(timeout=30)
+    for thread in threads[1:]:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while embedder.query_cache_info().hits < 3:  # the three latecomers are waiting
+        assert time.monotonic() < deadline, "latecomers never joined the in-flight run"
+        time.sleep(0.001)
+    embedder.gate.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert embedder.runs == 1
+    assert len(results) == 4
+    assert all(np.array_equal(r, results[0]) for r in results)
