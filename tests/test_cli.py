@@ -32,6 +32,11 @@ def test_demo_runs_end_to_end_and_leaves_data_that_info_counts(tmp_path: Path) -
     assert "-> vector" in out and "-> text" in out and "-> hybrid" in out
     assert "(Alex)-[WORKS_AT]->(TechCorp)" in out
     assert "(Alex)-[SIBLING_OF]<-(Priya)" in out
+    prompt = out.split("The prompt the model received in session 2:")[1]
+    assert "| Relevant long-term memory about this user" in prompt
+    assert "[cross-session] I take my coffee with oat milk." in prompt
+    assert "[long-term] Alex" not in prompt  # the chat demo has a workspace of its own
+    assert "clean text only: True" in out
     assert "User is from Delhi" in out.split("mode=vector")[1].splitlines()[1]
     info = _run("info", "--json", env_db=str(db))
     assert info.returncode == 0, info.stderr
@@ -39,8 +44,9 @@ def test_demo_runs_end_to_end_and_leaves_data_that_info_counts(tmp_path: Path) -
     assert facts["backend"] == "sqlite"
     assert facts["path"] == str(db)
     assert facts["vector_index"] == "sqlite-vec"
-    assert facts["counts"]["conversations"] == 2
-    assert facts["counts"]["messages"] == 8
+    assert facts["counts"]["workspaces"] == 2
+    assert facts["counts"]["conversations"] == 4
+    assert facts["counts"]["messages"] == 8 + 6
     assert facts["counts"]["entities"] == 5
     assert facts["counts"]["relationships"] == 4
 
