@@ -48,12 +48,15 @@ async def test_every_failure_mode_still_returns_the_answer(
     async with SQLiteBackend(":memory:", embeddings=False) as engine:
         await _seed(engine)
         backend = Faulty(engine, {method: fault})
+        # A hang needs a short timeout; healthy calls get a long one, so a loaded machine
+        # cannot turn a slow healthy call into an extra warning.
+        timeout = 0.5 if fault == "timeout" else 30.0
         scripted = ScriptedChatModel(["Green tea, as always."])
-        model = create_nams(backend, logger=logger, lookup_timeout=0.2).wrap(
+        model = create_nams(backend, logger=logger, lookup_timeout=timeout).wrap(
             scripted, {"user_id": "alex"}
         )
         answer = await model.generate([{"role": "user", "content": "green tea again?"}])
-        stream_model = create_nams(backend, logger=logger, lookup_timeout=0.2).wrap(
+        stream_model = create_nams(backend, logger=logger, lookup_timeout=timeout).wrap(
             ScriptedChatModel([ScriptedReply(text="Streaming green tea.")]), {"user_id": "alex"}
         )
         chunks = [c async for c in stream_model.stream([{"role": "user", "content": "tea?"}])]
@@ -71,9 +74,9 @@ async def test_a_new_user_whose_conversation_cannot_be_created(
 ) -> None:
     async with SQLiteBackend(":memory:", embeddings=False) as engine:
         backend = Faulty(engine, {"create_conversation": fault})
-        model = create_nams(backend, logger=logger, lookup_timeout=0.2).wrap(
-            ScriptedChatModel(["Hello!"]), {"user_id": "newcomer"}
-        )
+        model = create_nams(
+            backend, logger=logger, lookup_timeout=0.5 if fault == "timeout" else 30.0
+        ).wrap(ScriptedChatModel(["Hello!"]), {"user_id": "newcomer"})
         answer = await model.generate([{"role": "user", "content": "hi"}])
         assert await engine.list_conversations(user_id="newcomer") == []
     assert answer.text == "Hello!"
