@@ -20,6 +20,7 @@ __all__ = [
     "check_messages",
     "check_metadata",
     "check_mode",
+    "check_present",
     "check_query",
     "check_required",
     "check_score",
@@ -41,16 +42,24 @@ def check_message(role: str, content: str) -> None:
         raise InvalidInputError("message content must be a non-empty string")
 
 
-def check_metadata(metadata: Mapping[str, Any] | None) -> None:
-    """Message metadata is stored as JSON: it must be an object that JSON can encode."""
+def check_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -> None:
+    """Free-form objects are stored as JSON: it must be an object that JSON can encode."""
     if metadata is None:
         return
     if not isinstance(metadata, Mapping):
-        raise InvalidInputError("metadata must be an object")
+        raise InvalidInputError(f"{name} must be an object")
     try:
         json.dumps(metadata, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"metadata is not JSON-encodable: {exc}") from None
+        raise InvalidInputError(f"{name} is not JSON-encodable: {exc}") from None
+
+
+def check_present(value: str | None, name: str) -> str:
+    """A required text that may be blank (the official SDK sends ``" "`` as a placeholder
+    for a reasoning step without thought or action); only a missing or empty one is refused."""
+    if not isinstance(value, str) or value == "":
+        raise InvalidInputError(f"{name} is required")
+    return value
 
 
 def check_messages(messages: Sequence[NewMessage]) -> None:

@@ -174,3 +174,37 @@ async def test_metadata_that_json_cannot_hold_is_refused_and_nothing_written() -
                 ],
             )
         assert await backend.list_messages(conv.id) == []
+
+
+async def test_text_without_words_embeds_to_zero_and_search_still_works() -> None:
+    """HashingEmbedder maps "!!!" to the zero vector; sqlite-vec's cosine is NULL there."""
+    async with SQLiteBackend(":memory:", embedder=HashingEmbedder()) as backend:
+        assert backend.info()["vector_index"] == "sqlite-vec"
+        conv = await backend.create_conversation("u1")
+        await backend.add_message(conv.id, "user", "!!!")
+        await backend.add_message(conv.id, "user", "green tea")
+        for query in ("green tea", "😀"):
+            for mode in ("vector", "hybrid"):
+                result = await backend.search_messages(conv.id, query, mode=mode)
+                assert all(0.0 <= (m.score or 0.0) <= 1.0 for m in result.items)
+        best = await backend.search_messages(conv.id, "green tea", mode="vector")
+        assert best.items[0].content == "green tea"
+
+
+async def test_reasoning_and_relationship_inputs_are_bounded() -> None:
+    async with SQLiteBackend(":memory:", embeddings=False) as backend:
+        conv = await backend.create_conversation("u1")
+        step = await backend.record_step(conv.id, " ", " ")  # the official SDK's placeholder
+        assert step.reasoning == " "
+        with pytest.raises(InvalidInputError):
+            await backend.record_step(conv.id, "", "x")
+        with pytest.raises(InvalidInputError, match="duration_ms"):
+            await backend.record_tool_call("t", "{}", duration_ms=2**63)
+        a = await backend.add_entity("A", "Concept")
+        b = await backend.add_entity("B", "Concept")
+        with pytest.raises(InvalidInputError, match="properties"):
+            await backend.add_relationship(a.id, b.id, "R", {"s": {1, 2}})
+        with pytest.raises(InvalidInputError, match="properties"):
+            await backend.add_relationship(a.id, b.id, "R", {"x": float("nan")})
+        assert (await backend.get_entity(a.id)).relationships == []
+        assert (await backend.get_trace(conv.id)).tool_calls == []

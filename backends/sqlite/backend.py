@@ -54,6 +54,7 @@ from nams_local.validation import (
     check_messages,
     check_metadata,
     check_mode,
+    check_present,
     check_query,
     check_required,
     check_score,
@@ -67,6 +68,9 @@ from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text
 from .vectors import Vector, Vectors
 
 __all__ = ["SQLiteBackend"]
+
+#: Largest tool-call duration stored (2^53 - 1 ms: exact in JSON numbers everywhere).
+MAX_DURATION_MS = 2**53 - 1
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -348,8 +352,8 @@ class SQLiteBackend(MemoryBackend):
         action_taken: str,
         result: str | None = None,
     ) -> ReasoningStep:
-        check_required(reasoning, "reasoning")
-        check_required(action_taken, "action_taken")
+        check_present(reasoning, "reasoning")
+        check_present(action_taken, "action_taken")
         return await self._run(
             steps_store.record_step, conversation_id, reasoning, action_taken, result
         )
@@ -373,8 +377,12 @@ class SQLiteBackend(MemoryBackend):
             parsed = ToolCallStatus.parse(status)
         except ValueError:
             raise InvalidInputError(f"invalid tool call status {status!r}") from None
-        if duration_ms is not None and (not isinstance(duration_ms, int) or duration_ms < 0):
-            raise InvalidInputError("duration_ms must be a non-negative integer")
+        if duration_ms is not None and (
+            isinstance(duration_ms, bool)
+            or not isinstance(duration_ms, int)
+            or not 0 <= duration_ms <= MAX_DURATION_MS
+        ):
+            raise InvalidInputError(f"duration_ms must be an integer from 0 to {MAX_DURATION_MS}")
         return await self._run(
             steps_store.record_tool_call,
             tool_name,
@@ -408,6 +416,7 @@ class SQLiteBackend(MemoryBackend):
         confidence: float | None = None,
     ) -> Relationship:
         type = check_required(type, "type")
+        check_metadata(properties, "properties")
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             raise InvalidInputError("confidence must be from 0 to 1")
         return await self._run(

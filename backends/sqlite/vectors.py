@@ -132,7 +132,9 @@ class SqliteVecIndex:
             text(f"SELECT rowid, distance FROM {self.table} WHERE {where} ORDER BY distance"),
             params,
         ).all()
-        return [(int(pk), 1.0 - float(distance)) for pk, distance in rows]
+        # sqlite-vec gives a NULL distance when either vector is all zeros (cosine is
+        # undefined): such a row is simply not similar.
+        return [(int(pk), 0.0 if d is None else 1.0 - float(d)) for pk, d in rows]
 
 
 class NumpyIndex:

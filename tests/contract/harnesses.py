@@ -126,3 +126,84 @@ HARNESS_FACTORIES: list[HarnessFactory] = [
     sqlite_factory(on_disk=False, embeddings=True),
     sqlite_factory(on_disk=False, embeddings=False),
 ]
+
+
+# -- the hosted REST client against the local server -------------------------------------
+
+
+def hosted_factory(*, loopback: bool) -> HarnessFactory:
+    """``backends.hosted.HostedBackend`` talking to ``nams_local.server`` over the wire.
+
+    ``hosted-asgi`` runs the server app in-process (``httpx.ASGITransport``, no socket) on
+    a fresh ``:memory:`` engine with the real embedder, so vector and hybrid search go
+    through the wire too. ``hosted-loopback`` uses one uvicorn server on a loopback port for
+    the whole session (text search only, so it also covers ``vector_search=False``); each
+    harness gets a fresh bearer token, and in open mode every token is its own empty
+    workspace. ``other_workspace()`` is a client with another token. Every exchange is
+    recorded for ``tests/wire/test_hosted_traffic.py`` (checked against the hosted spec).
+    """
+
+    async def build(ctx: HarnessContext) -> BackendHarness:
+        import uuid
+
+        import httpx
+
+        from backends.hosted import HostedBackend
+
+        from ..wire.traffic import RecordingTransport
+
+        cleanups: list[Callable[[], Awaitable[None]]] = []
+        if loopback:
+            from ..wire.loopback import loopback_server
+
+            endpoint = f"{loopback_server(embeddings=False).url}/v1"
+
+            def transport() -> httpx.AsyncBaseTransport:
+                return RecordingTransport(httpx.AsyncHTTPTransport())
+        else:
+            from backends.sqlite import SQLiteBackend
+            from nams_local.server import create_app
+
+            root = SQLiteBackend(":memory:", embedder=ctx.load_embedder())
+            app = create_app(root)
+            lifespan = app.router.lifespan_context(app)
+            await lifespan.__aenter__()
+
+            async def close_app() -> None:
+                await lifespan.__aexit__(None, None, None)
+                await root.aclose()
+
+            cleanups.append(close_app)
+            endpoint = "http://nams-local.test/v1"
+
+            def transport() -> httpx.AsyncBaseTransport:
+                return RecordingTransport(httpx.ASGITransport(app=app))
+
+        token = f"contract-{uuid.uuid4().hex}"
+        backend = HostedBackend(token, endpoint=endpoint, transport=transport())
+        await backend.probe_capabilities()
+
+        def open_workspace(current: MemoryBackend, workspace: str) -> MemoryBackend:
+            assert isinstance(current, HostedBackend)
+            other = HostedBackend(
+                f"{token}-{workspace}",
+                endpoint=endpoint,
+                transport=transport(),
+                capabilities=current.server_capabilities,
+            )
+            cleanups.append(other.aclose)
+            return other
+
+        return BackendHarness(
+            backend=backend, persistent=False, open_workspace=open_workspace, cleanups=cleanups
+        )
+
+    return HarnessFactory(
+        id="hosted-loopback" if loopback else "hosted-asgi",
+        persistent=False,
+        build=build,
+        marks=() if loopback else (pytest.mark.slow,),
+    )
+
+
+HARNESS_FACTORIES += [hosted_factory(loopback=False), hosted_factory(loopback=True)]

@@ -1,0 +1,117 @@
+"""Extension routes: served by ``nams-local serve``, absent from hosted NAMS.
+
+Each method first makes sure the capability is on (probing ``GET /capabilities`` once if
+that has not happened yet) and raises ``NotSupportedError`` without any further request
+when it is off, as the TypeScript SDK does for ``getEntityByName`` / ``addRelationship``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nams_local.errors import InvalidInputError, NotFoundError
+from nams_local.models import ConversationSearchHits, Entity, EntityGraph, Relationship
+from nams_local.validation import check_limit, check_query, check_required
+
+from .base import HostedBase
+from .parse import envelope, lenient
+from .rest import compact, segment
+from .shapes import read_graph
+
+__all__ = ["MAX_NEIGHBOURHOOD_DEPTH", "ExtensionRoutes"]
+
+MAX_NEIGHBOURHOOD_DEPTH = 5
+
+
+class ExtensionRoutes(HostedBase):
+    async def add_relationship(
+        self,
+        source_id: str,
+        target_id: str,
+        type: str,
+        properties: dict[str, Any] | None = None,
+        confidence: float | None = None,
+    ) -> Relationship:
+        await self._require("relationship_writes", "add_relationship")
+        type = check_required(type, "type")
+        if confidence is not None and not 0.0 <= confidence <= 1.0:
+            raise InvalidInputError("confidence must be from 0 to 1")
+        sent = compact(
+            {
+                "source_id": source_id,
+                "target_id": target_id,
+                "type": type,
+                "properties": properties,
+                "confidence": confidence,
+            }
+        )
+        body = await self._rest.call(
+            "POST",
+            "/relationships",
+            body=compact(
+                {
+                    "sourceId": source_id,
+                    "targetId": target_id,
+                    "type": type,
+                    "properties": properties,
+                    "confidence": confidence,
+                }
+            ),
+        )
+        return lenient(Relationship, body, **sent)
+
+    async def delete_relationship(self, relationship_id: str) -> None:
+        await self._require("relationship_writes", "delete_relationship")
+        await self._rest.call("DELETE", f"/relationships/{segment(relationship_id)}")
+
+    async def get_entity_by_name(self, name: str, type: str | None = None) -> Entity | None:
+        await self._require("entity_by_name", "get_entity_by_name")
+        check_required(name, "name")
+        try:
+            body = await self._rest.call(
+                "GET", "/entities/by-name", params={"name": name, "type": type}
+            )
+        except NotFoundError:
+            return None
+        return lenient(Entity, body)
+
+    async def search_user_messages(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        conversation_limit: int = 5,
+        per_conversation_limit: int = 4,
+        exclude_conversation_id: str | None = None,
+        include_steps: bool = True,
+    ) -> list[ConversationSearchHits]:
+        await self._require("user_message_search", "search_user_messages")
+        check_required(user_id, "user_id")
+        check_query(query)
+        check_limit(conversation_limit, name="conversation_limit")
+        check_limit(per_conversation_limit, name="per_conversation_limit")
+        body = await self._rest.call(
+            "POST",
+            f"/users/{segment(user_id)}/messages/search",
+            body=compact(
+                {
+                    "query": query,
+                    "conversationLimit": conversation_limit,
+                    "perConversationLimit": per_conversation_limit,
+                    "excludeConversationId": exclude_conversation_id,
+                    "includeSteps": include_steps,
+                }
+            ),
+        )
+        return [
+            lenient(ConversationSearchHits, raw, search_type="text")
+            for raw in envelope(body, "conversations")
+        ]
+
+    async def entity_neighbourhood(self, entity_id: str, depth: int = 1) -> EntityGraph:
+        await self._require("graph_neighbourhood", "entity_neighbourhood")
+        check_limit(depth, name="depth", maximum=MAX_NEIGHBOURHOOD_DEPTH)
+        body = await self._rest.call(
+            "GET", f"/entities/{segment(entity_id)}/neighbourhood", params={"depth": depth}
+        )
+        return read_graph(body)

@@ -1,0 +1,142 @@
+"""``create_app``: the hosted NAMS ``/v1`` wire contract served over any ``MemoryBackend``.
+
+Point any NAMS client (the official Python or TypeScript SDK, curl, the nams-local hosted
+client) at ``http://host:port/v1`` and it talks to the local engine exactly as it would to
+hosted NAMS: same paths, methods, status codes, camelCase bodies and ``{"error": ...}``
+failures. Where the hosted spec is silent, the choices are written down in
+``docs/wire-decisions.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+
+from nams_local import __version__
+from nams_local.embeddings import Embedder
+
+from .auth import Authenticator
+from .deps import ServerState
+from .errors import install_error_handlers
+from .keystore import ApiKeyStore
+from .middleware import (
+    DEFAULT_MAX_BODY_BYTES,
+    AccessLogMiddleware,
+    AuthMiddleware,
+    BodyLimitMiddleware,
+)
+from .openapi import install_openapi
+from .routes import ROUTERS
+from .workspaces import DEFAULT_POOL_SIZE, RootBackend, WorkspacePool
+
+__all__ = ["create_app"]
+
+_DESCRIPTION = """\
+A local replica of the **Neo4j Agent Memory Service** (NAMS) memory API, served by
+nams-local over its SQLite engine. Routes, bodies, status codes and errors follow the
+hosted spec; routes tagged *Extensions* (marked `x-nams-local-extension`) exist only here.
+Authenticate with `Authorization: Bearer <API key>`.
+"""
+
+_TAGS: list[dict[str, Any]] = [
+    {"name": "Conversations", "description": "Short-term memory (hosted routes)."},
+    {"name": "Entities", "description": "Long-term memory (hosted routes)."},
+    {"name": "Reasoning", "description": "Reasoning memory (hosted routes)."},
+    {"name": "Query", "description": "Read-only Cypher (hosted route)."},
+    {"name": "Auth", "description": "API-key management (hosted routes)."},
+    {
+        "name": "Extensions",
+        "description": "nams-local only: hosted NAMS lacks these routes. Clients discover "
+        "them through GET /v1/capabilities.",
+    },
+    {"name": "System", "description": "Health (no authentication)."},
+]
+
+
+def _open_root(db: str | Path | None, embeddings: bool | Embedder) -> RootBackend:
+    from nams_local.config import open_local_backend
+
+    if isinstance(embeddings, bool):
+        backend: RootBackend = open_local_backend(db, embeddings=embeddings)
+    else:
+        backend = open_local_backend(db, embedder=embeddings)
+    return backend
+
+
+def create_app(
+    backend: RootBackend | None = None,
+    *,
+    db: str | Path | None = None,
+    api_keys: Iterable[str] | Mapping[str, str | None] = (),
+    embeddings: bool | Embedder = True,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    key_store: ApiKeyStore | None = None,
+    pool_size: int = DEFAULT_POOL_SIZE,
+) -> FastAPI:
+    """Build the app.
+
+    Args:
+        backend: an open root backend (anything with ``for_workspace(name)``, such as
+            ``SQLiteBackend``); the caller keeps ownership and closes it. ``None`` opens
+            the local SQLite engine at ``db`` (default ``nams_local.default_db_path()``),
+            which the app closes on shutdown.
+        db: the SQLite file. Also where minted API keys are kept; with ``backend`` given
+            and no ``db``, minted keys live in memory for the app's lifetime.
+        api_keys: the accepted keys (``KEY`` or ``KEY=WORKSPACE``, or a mapping). Empty:
+            open mode, any bearer token is accepted and gets its own workspace.
+        embeddings: when the app opens the engine: ``False`` for text search only, or an
+            ``Embedder`` to use instead of the default model.
+        max_body_bytes: larger request bodies are refused with 413.
+        key_store: the minted-key table to use instead of opening one.
+        pool_size: how many workspace views are kept open.
+    """
+    owns_root = backend is None
+    if backend is None:
+        if db is None:
+            from nams_local.config import default_db_path
+
+            db = default_db_path()
+        root = _open_root(db, embeddings)
+    else:
+        if not isinstance(backend, RootBackend):
+            raise TypeError("backend must be a MemoryBackend with for_workspace(name)")
+        root = backend
+    keys = key_store or ApiKeyStore(db if db is not None else ":memory:")
+    state = ServerState(
+        pool=WorkspacePool(root, size=pool_size),
+        keys=keys,
+        authenticator=Authenticator(keys, api_keys),
+        owns_root=owns_root,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await state.pool.aclose()
+            if state.owns_root:
+                await root.aclose()
+            state.keys.close()
+
+    app = FastAPI(
+        title="nams-local — NAMS Memory API",
+        version=__version__,
+        description=_DESCRIPTION,
+        openapi_tags=_TAGS,
+        lifespan=lifespan,
+    )
+    app.state.nams = state
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    install_openapi(app)
+    # Added innermost first: the access log wraps auth, which wraps the body limit.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
+    app.add_middleware(AuthMiddleware, authenticator=state.authenticator)
+    app.add_middleware(AccessLogMiddleware)
+    return app

@@ -1,0 +1,89 @@
+"""What a route needs, resolved per request: the server state, the caller, their backend.
+
+The auth middleware has already put the ``Principal`` in the request scope; these
+dependencies only read it back, typed. The ``Authorization`` header is declared through an
+``APIKeyHeader`` so the published OpenAPI document shows the same ``BearerAuth`` scheme as
+the hosted spec, but the check itself happens in the middleware, before body parsing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader
+
+from nams_local.backend import MemoryBackend
+from nams_local.errors import AuthenticationError
+
+from .auth import Authenticator, Principal
+from .keystore import ApiKeyStore
+from .middleware import request_principal
+from .workspaces import WorkspacePool
+
+__all__ = [
+    "Backend",
+    "Caller",
+    "Keys",
+    "Root",
+    "ServerState",
+    "current_caller",
+    "server_state",
+]
+
+_bearer = APIKeyHeader(
+    name="Authorization",
+    scheme_name="BearerAuth",
+    description="'Bearer <API key>' (the prefix is optional)",
+    auto_error=False,
+)
+
+
+@dataclass
+class ServerState:
+    """Everything the app holds for its lifetime (``app.state.nams``)."""
+
+    pool: WorkspacePool
+    keys: ApiKeyStore
+    authenticator: Authenticator
+    owns_root: bool
+
+
+def server_state(request: Request) -> ServerState:
+    state = getattr(request.app.state, "nams", None)
+    if not isinstance(state, ServerState):  # pragma: no cover - create_app always sets it
+        raise RuntimeError("the app was not built by nams_local.server.create_app")
+    return state
+
+
+def current_caller(request: Request, _: Annotated[str | None, Security(_bearer)]) -> Principal:
+    principal = request_principal(request.scope)
+    if principal is None:  # only reachable if the middleware was removed
+        raise AuthenticationError("missing API key")
+    return principal
+
+
+async def _backend(
+    principal: Annotated[Principal, Depends(current_caller)],
+    state: Annotated[ServerState, Depends(server_state)],
+) -> MemoryBackend:
+    return await state.pool.get(principal.workspace)
+
+
+def _root(state: Annotated[ServerState, Depends(server_state)]) -> MemoryBackend:
+    return state.pool.root
+
+
+def _keys(state: Annotated[ServerState, Depends(server_state)]) -> ApiKeyStore:
+    return state.keys
+
+
+#: The authenticated caller.
+Caller = Annotated[Principal, Depends(current_caller)]
+#: The caller's workspace of the memory backend.
+Backend = Annotated[MemoryBackend, Depends(_backend)]
+#: The root backend (for what is the same in every workspace, like capabilities).
+Root = Annotated[MemoryBackend, Depends(_root)]
+#: The API-key table.
+Keys = Annotated[ApiKeyStore, Depends(_keys)]

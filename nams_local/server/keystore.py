@@ -1,0 +1,307 @@
+"""API keys the server mints: create, list, reveal, rotate, revoke — persisted for real.
+
+Hosted NAMS keys are user-owned ``nams_…`` strings that a client sends as its bearer token.
+The local server keeps them in a table of its own in the same SQLite file as the memory
+(stdlib ``sqlite3``, so the server never reaches into the engine's internals), or in memory
+for ``":memory:"``. A key is found by the SHA-256 of its raw value; the raw value is stored
+too, because the hosted contract lets the owner reveal it again. That makes the file as
+sensitive as the keys, which it already is: it holds the memories they guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
+
+__all__ = [
+    "KEY_LIFETIME",
+    "KEY_PREFIX",
+    "ApiKeyRecord",
+    "ApiKeyStore",
+    "KeyRevokedError",
+    "key_digest",
+    "wire_time",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: Every minted key starts with this, like hosted keys.
+KEY_PREFIX = "nams_"
+#: The hosted 90-day rotation deadline (``expiresAt``); after it the key stops working.
+KEY_LIFETIME = timedelta(days=90)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS nams_local_api_keys (
+    id           TEXT PRIMARY KEY,
+    key_hash     TEXT NOT NULL UNIQUE,
+    raw_key      TEXT NOT NULL,
+    label        TEXT NOT NULL,
+    scopes       TEXT NOT NULL,
+    owner        TEXT NOT NULL,
+    workspace    TEXT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    expires_at   TEXT NOT NULL,
+    revoked_at   TEXT
+);
+CREATE INDEX IF NOT EXISTS nams_local_api_keys_owner ON nams_local_api_keys(owner);
+"""
+
+
+class KeyRevokedError(NamsError):
+    """The key was revoked: it can be neither revealed nor rotated (hosted answers 410)."""
+
+    status_code = 410
+
+
+def key_digest(raw_key: str) -> str:
+    """How a key is looked up: the hex SHA-256 of its raw value."""
+    return hashlib.sha256(raw_key.encode("utf-8")).hexdigest()
+
+
+def wire_time(value: datetime) -> str:
+    """UTC ISO-8601 with a ``Z``, the form pydantic gives the memory models' timestamps."""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyRecord:
+    """One minted key. ``workspace`` is the engine's name, ``workspace_id`` the client's."""
+
+    id: str
+    key: str
+    label: str
+    scopes: tuple[str, ...]
+    owner: str
+    workspace: str
+    workspace_id: str
+    created_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def expired(self, now: datetime) -> bool:
+        return now >= self.expires_at
+
+    def to_wire(self) -> dict[str, Any]:
+        """The hosted ``APIKey`` list item: metadata only, never the raw key."""
+        wire: dict[str, Any] = {
+            "id": self.id,
+            "label": self.label,
+            "createdAt": wire_time(self.created_at),
+            "expiresAt": wire_time(self.expires_at),
+            "scopes": list(self.scopes),
+        }
+        if self.revoked_at is not None:
+            wire["revokedAt"] = wire_time(self.revoked_at)
+        return wire
+
+
+def _record(row: sqlite3.Row) -> ApiKeyRecord:
+    revoked = row["revoked_at"]
+    return ApiKeyRecord(
+        id=row["id"],
+        key=row["raw_key"],
+        label=row["label"],
+        scopes=tuple(json.loads(row["scopes"])),
+        owner=row["owner"],
+        workspace=row["workspace"],
+        workspace_id=row["workspace_id"],
+        created_at=datetime.fromisoformat(row["created_at"]),
+        expires_at=datetime.fromisoformat(row["expires_at"]),
+        revoked_at=datetime.fromisoformat(revoked) if revoked else None,
+    )
+
+
+class ApiKeyStore:
+    """The key table. Calls are tiny and run on a worker thread under one lock.
+
+    Args:
+        path: the SQLite file (shared with the memory engine) or ``":memory:"``.
+        clock: the current time; tests pass their own to cross the 90-day deadline.
+    """
+
+    def __init__(
+        self, path: str | Path = ":memory:", *, clock: Callable[[], datetime] | None = None
+    ) -> None:
+        self.path = str(path)
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            self.path, timeout=10.0, check_same_thread=False, isolation_level=None
+        )
+        self._conn.row_factory = sqlite3.Row
+        self._closed = False
+        with self._lock:
+            self._conn.executescript(_SCHEMA)
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection (call with the lock held); 503 once the store is closed."""
+        if self._closed:
+            raise BackendUnavailableError("the API-key store is closed")
+        return self._conn
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    async def _run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    def _one(self, sql: str, params: Sequence[Any]) -> ApiKeyRecord | None:
+        with self._lock:
+            row = self._db.execute(sql, params).fetchone()
+        return _record(row) if row is not None else None
+
+    # -- lookups -------------------------------------------------------------------
+    def _find(self, raw_key: str) -> ApiKeyRecord | None:
+        return self._one(
+            "SELECT * FROM nams_local_api_keys WHERE key_hash = ?", (key_digest(raw_key),)
+        )
+
+    async def find(self, raw_key: str) -> ApiKeyRecord | None:
+        """The record of a raw key, revoked or not; ``None`` if no key has that value."""
+        return await self._run(self._find, raw_key)
+
+    def _owned(self, owner: str, key_id: str) -> ApiKeyRecord:
+        found = self._one(
+            "SELECT * FROM nams_local_api_keys WHERE id = ? AND owner = ?", (key_id, owner)
+        )
+        if found is None:
+            # Hosted answers the same 404 for unknown keys and other owners' keys.
+            raise NotFoundError("Key not found or not owned by caller")
+        return found
+
+    def _list(self, owner: str) -> list[ApiKeyRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM nams_local_api_keys WHERE owner = ? ORDER BY created_at, rowid",
+                (owner,),
+            ).fetchall()
+        return [_record(row) for row in rows]
+
+    async def list_owned(self, owner: str) -> list[ApiKeyRecord]:
+        """The owner's keys, oldest first, revoked ones included (with ``revoked_at``)."""
+        return await self._run(self._list, owner)
+
+    # -- lifecycle -----------------------------------------------------------------
+    def _insert(
+        self,
+        label: str,
+        scopes: Sequence[str],
+        owner: str,
+        workspace: str,
+        workspace_id: str,
+    ) -> tuple[str, list[Any]]:
+        created = self.now()
+        raw = KEY_PREFIX + secrets.token_urlsafe(32)
+        values: list[Any] = [
+            str(uuid.uuid4()),
+            key_digest(raw),
+            raw,
+            label,
+            json.dumps(list(scopes)),
+            owner,
+            workspace,
+            workspace_id,
+            created.isoformat(),
+            (created + KEY_LIFETIME).isoformat(),
+        ]
+        return (
+            "INSERT INTO nams_local_api_keys(id, key_hash, raw_key, label, scopes, owner, "
+            "workspace, workspace_id, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            values,
+        )
+
+    def _create(
+        self, label: str, scopes: Sequence[str], owner: str, workspace: str, workspace_id: str
+    ) -> ApiKeyRecord:
+        sql, values = self._insert(label, scopes, owner, workspace, workspace_id)
+        with self._lock:
+            self._db.execute(sql, values)
+        return self._owned(owner, values[0])
+
+    async def create(
+        self,
+        *,
+        label: str,
+        scopes: Sequence[str],
+        owner: str,
+        workspace: str,
+        workspace_id: str,
+    ) -> ApiKeyRecord:
+        """Mint a key for ``owner`` that opens ``workspace`` (the creator's)."""
+        return await self._run(self._create, label, scopes, owner, workspace, workspace_id)
+
+    def _reveal(self, owner: str, key_id: str) -> ApiKeyRecord:
+        record = self._owned(owner, key_id)
+        if record.revoked:
+            raise KeyRevokedError("Key revoked or not revealable")
+        return record
+
+    async def reveal(self, owner: str, key_id: str) -> ApiKeyRecord:
+        return await self._run(self._reveal, owner, key_id)
+
+    def _revoke(self, owner: str, key_id: str) -> ApiKeyRecord:
+        record = self._owned(owner, key_id)
+        if not record.revoked:
+            with self._lock:
+                self._db.execute(
+                    "UPDATE nams_local_api_keys SET revoked_at = ? WHERE id = ?",
+                    (self.now().isoformat(), key_id),
+                )
+        return self._owned(owner, key_id)
+
+    async def revoke(self, owner: str, key_id: str) -> ApiKeyRecord:
+        """Revoke (idempotent: revoking a revoked key changes nothing)."""
+        return await self._run(self._revoke, owner, key_id)
+
+    def _rotate(self, owner: str, key_id: str) -> ApiKeyRecord:
+        old = self._owned(owner, key_id)
+        if old.revoked:
+            raise KeyRevokedError("Key is already revoked")
+        sql, values = self._insert(old.label, old.scopes, owner, old.workspace, old.workspace_id)
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                changed = self._db.execute(
+                    "UPDATE nams_local_api_keys SET revoked_at = ? "
+                    "WHERE id = ? AND revoked_at IS NULL",
+                    (self.now().isoformat(), key_id),
+                ).rowcount
+                if changed == 1:
+                    self._db.execute(sql, values)
+                    self._db.execute("COMMIT")
+                else:
+                    self._db.execute("ROLLBACK")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        if changed != 1:  # revoked by a concurrent call between the read and the write
+            raise KeyRevokedError("Key is already revoked")
+        return self._owned(owner, values[0])
+
+    async def rotate(self, owner: str, key_id: str) -> ApiKeyRecord:
+        """Mint a replacement (same label, scopes and workspace) and revoke the old key."""
+        return await self._run(self._rotate, owner, key_id)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._conn.close()

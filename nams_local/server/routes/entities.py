@@ -1,0 +1,87 @@
+"""Long-term memory entities: ``/v1/entities/...``.
+
+``/v1/entities/graph`` is declared before ``/v1/entities/{id}`` so it is not read as an id.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Query
+
+from nams_local.errors import InvalidInputError
+
+from ..bodies import (
+    CreateEntityBody,
+    EntityFeedbackBody,
+    MergeEntitiesBody,
+    SearchEntitiesBody,
+    UpdateEntityBody,
+)
+from ..deps import Backend
+from ..wire import entity_details_wire, status
+from .base import api_router
+
+__all__ = ["router"]
+
+router = api_router(tags=["Entities"])
+
+
+@router.get("/entities")
+async def list_entities(
+    backend: Backend,
+    type: Annotated[str | None, Query(description="only this type (case-insensitive)")] = None,
+) -> dict[str, Any]:
+    return {"entities": [e.to_wire() for e in await backend.list_entities(type)]}
+
+
+@router.post("/entities", status_code=201)
+async def create_entity(body: CreateEntityBody, backend: Backend) -> dict[str, Any]:
+    if body.type is None:
+        raise InvalidInputError("Missing required fields: name and type")
+    entity = await backend.add_entity(body.name, body.type, body.description, body.properties)
+    return entity.to_wire()
+
+
+@router.get("/entities/graph")
+async def get_graph(backend: Backend) -> dict[str, Any]:
+    return (await backend.get_graph()).to_wire()
+
+
+@router.post("/entities/search")
+async def search_entities(body: SearchEntitiesBody, backend: Backend) -> dict[str, Any]:
+    result = await backend.search_entities(body.query, body.type, body.limit, body.mode)
+    return {"entities": [e.to_wire() for e in result.items], "searchType": result.search_type}
+
+
+@router.get("/entities/{id}")
+async def get_entity(id: str, backend: Backend) -> dict[str, Any]:
+    return entity_details_wire(await backend.get_entity(id))
+
+
+@router.put("/entities/{id}")
+async def update_entity(id: str, body: UpdateEntityBody, backend: Backend) -> dict[str, Any]:
+    await backend.update_entity(id, body.name, body.description)
+    return status("updated")
+
+
+@router.delete("/entities/{id}")
+async def delete_entity(id: str, backend: Backend) -> dict[str, Any]:
+    await backend.delete_entity(id)
+    return status("deleted")
+
+
+@router.put("/entities/{id}/feedback")
+async def entity_feedback(id: str, body: EntityFeedbackBody, backend: Backend) -> dict[str, Any]:
+    result = await backend.entity_feedback(id, body.user_score, body.confirmed)
+    return result.to_wire()
+
+
+@router.get("/entities/{id}/history")
+async def get_entity_history(id: str, backend: Backend) -> dict[str, Any]:
+    return (await backend.get_entity_history(id)).to_wire()
+
+
+@router.post("/entities/{id}/merge")
+async def merge_entities(id: str, body: MergeEntitiesBody, backend: Backend) -> dict[str, Any]:
+    return (await backend.merge_entities(id, body.target_id)).to_wire()

@@ -1,0 +1,103 @@
+"""Routes the hosted API lacks, each marked ``x-nams-local-extension`` and tagged.
+
+Hosted clients never need them. The nams-local hosted client asks ``GET /v1/capabilities``
+first and uses the others only when the answer says so, so one client works against
+hosted NAMS (which answers 404 there) and against this server. Every extension is backed
+by a ``MemoryBackend`` method behind a capability flag; without the capability the backend
+raises ``NotSupportedError`` and the route answers 501.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Path, Query
+
+from nams_local.errors import NotFoundError
+
+from ..bodies import CreateRelationshipBody, ExpandGraphBody, UserMessageSearchBody
+from ..deps import Backend, Root
+from ..wire import status
+from .base import EXTENSION, api_router
+
+__all__ = ["router"]
+
+router = api_router(tags=["Extensions"])
+
+
+@router.get("/capabilities", openapi_extra=EXTENSION)
+async def capabilities(root: Root) -> dict[str, bool]:
+    flags = root.capabilities
+    return {
+        "relationshipWrites": flags.relationship_writes,
+        "entityByName": flags.entity_by_name,
+        "userMessageSearch": flags.user_message_search,
+        "graphNeighbourhood": flags.graph_neighbourhood,
+        "vectorSearch": flags.vector_search,
+        "cypherQuery": flags.cypher_query,
+        # Search bodies take ``mode`` (text | vector | hybrid) on this server.
+        "searchModes": True,
+    }
+
+
+@router.post("/relationships", status_code=201, openapi_extra=EXTENSION)
+async def create_relationship(body: CreateRelationshipBody, backend: Backend) -> dict[str, Any]:
+    relationship = await backend.add_relationship(
+        body.source_id, body.target_id, body.type, body.properties, body.confidence
+    )
+    return relationship.to_wire()
+
+
+@router.delete("/relationships/{id}", openapi_extra=EXTENSION)
+async def delete_relationship(id: str, backend: Backend) -> dict[str, Any]:
+    await backend.delete_relationship(id)
+    return status("deleted")
+
+
+@router.get("/entities/by-name", openapi_extra=EXTENSION)
+async def get_entity_by_name(
+    backend: Backend,
+    name: Annotated[str, Query(description="case- and space-insensitive exact match")],
+    type: Annotated[str | None, Query()] = None,
+) -> dict[str, Any]:
+    entity = await backend.get_entity_by_name(name, type)
+    if entity is None:
+        raise NotFoundError(f"no entity named {name!r}")
+    return entity.to_wire()
+
+
+@router.get("/entities/{id}/neighbourhood", openapi_extra=EXTENSION)
+async def entity_neighbourhood(
+    id: str, backend: Backend, depth: Annotated[int, Query(description="1 to 5")] = 1
+) -> dict[str, Any]:
+    return (await backend.entity_neighbourhood(id, depth)).to_wire()
+
+
+@router.post("/users/{userId}/messages/search", openapi_extra=EXTENSION)
+async def search_user_messages(
+    user_id: Annotated[str, Path(alias="userId")],
+    body: UserMessageSearchBody,
+    backend: Backend,
+) -> dict[str, Any]:
+    groups = await backend.search_user_messages(
+        user_id,
+        body.query,
+        conversation_limit=body.conversation_limit,
+        per_conversation_limit=body.per_conversation_limit,
+        exclude_conversation_id=body.exclude_conversation_id,
+        include_steps=body.include_steps,
+    )
+    return {"conversations": [group.to_wire() for group in groups]}
+
+
+@router.post("/graph/expand", openapi_extra=EXTENSION)
+async def expand_graph(body: ExpandGraphBody, backend: Backend) -> dict[str, Any]:
+    """One hop around ``nodeId``, less the nodes the caller already shows (``loadedIds``).
+
+    The official Python SDK's ``expand_graph`` calls this route; the hosted spec does not
+    list it.
+    """
+    graph = (await backend.entity_neighbourhood(body.node_id, 1)).to_wire()
+    loaded = set(body.loaded_ids)
+    graph["nodes"] = [node for node in graph["nodes"] if node["id"] not in loaded]
+    return graph

@@ -1,0 +1,18 @@
+"""``GET /healthz``: liveness without credentials, for process managers and test harnesses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from nams_local import __version__
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["System"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, Any]:
+    return {"status": "ok", "version": __version__}

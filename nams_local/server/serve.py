@@ -1,0 +1,122 @@
+"""Running the app under uvicorn: what ``nams-local serve`` does.
+
+The socket is bound here, before uvicorn starts, so ``--port 0`` works and the line that
+announces the address names the real port (a test or a script reads it). Access logging is
+the app's own (``nams_local.server``): uvicorn's access log is off, so each request is
+logged once, with the workspace hash and never the token.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+__all__ = ["LOOPBACK_HOSTS", "bind", "run"]
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``port`` 0 = any free port).
+
+    Created with ``proto=IPPROTO_TCP`` on purpose: asyncio turns Nagle's algorithm off only
+    on accepted sockets whose protocol says TCP, and ``socket.create_server`` leaves it 0.
+    With Nagle on, every keep-alive response waited ~40 ms for a delayed ACK.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(socket.SOMAXCONN)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _ignore(signum: int, frame: FrameType | None) -> None:
+    """Stands in for the default SIGINT/SIGTERM action once uvicorn has shut down.
+
+    uvicorn catches the signal, shuts down gracefully (closing the backend in the app's
+    lifespan), then re-raises the signal to the handler that was installed before it ran.
+    With the defaults that would turn a clean shutdown into a kill (SIGTERM) or a
+    ``KeyboardInterrupt`` traceback (SIGINT); with this one the command exits 0.
+    """
+
+
+def _configure_logging(stream: TextIO) -> None:
+    log = logging.getLogger("nams_local.server")
+    if not log.handlers:
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
+    log.setLevel(logging.INFO)
+
+
+def run(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    db: str | Path | None = None,
+    api_keys: Sequence[str] = (),
+    embeddings: bool = True,
+    max_body_bytes: int | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Serve until SIGINT/SIGTERM; the exit status (0 after a graceful shutdown)."""
+    import uvicorn
+
+    from nams_local.config import default_db_path
+
+    from .app import create_app
+    from .middleware import DEFAULT_MAX_BODY_BYTES
+
+    out = out or sys.stdout
+    _configure_logging(sys.stderr)
+    path = str(db) if db is not None else default_db_path()
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        print(f"nams-local serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        app = create_app(
+            db=path,
+            api_keys=api_keys,
+            embeddings=embeddings,
+            max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+        )
+    except BaseException:
+        sock.close()
+        raise
+    actual_port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    auth = f"{len(api_keys)} configured key(s)" if api_keys else "open (any bearer token)"
+    print(
+        f"nams-local serving http://{shown_host}:{actual_port}/v1 (db: {path}; auth: {auth})",
+        file=out,
+        flush=True,
+    )
+    if not api_keys and host not in LOOPBACK_HOSTS:
+        print(
+            "warning: no --api-key on a non-loopback address: anyone who can reach it can "
+            "read and write memory (each token gets its own workspace)",
+            file=sys.stderr,
+        )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _ignore)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    return 0 if server.started else 1

@@ -1,0 +1,67 @@
+"""Request bodies parsed as strict JSON: only finite numbers, no pathological nesting.
+
+Python's ``json`` accepts the non-standard ``NaN`` and ``Infinity`` literals. Stored (in
+relationship properties, say) they would come back out of a response that the JSON encoder
+refuses to write (or silently as ``null``), so a bad request would corrupt a later,
+innocent one. ``1e999`` parses to infinity the same way. A body nested deeper than the
+interpreter's recursion limit, or an integer longer than its digit limit, would escape as
+an unexpected error. All are refused here as malformed JSON (400), before any handler.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
+
+__all__ = ["StrictJSONRequest", "StrictJSONRoute", "parse_strict_json"]
+
+
+def _refuse_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not valid JSON", name, 0)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses to infinity
+        raise json.JSONDecodeError(f"{text} is out of range", text, 0)
+    return value
+
+
+def parse_strict_json(body: bytes) -> Any:
+    """``json.loads`` that raises ``JSONDecodeError`` for every non-standard input."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise json.JSONDecodeError("body is not UTF-8", "", exc.start) from None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+    except RecursionError:
+        raise json.JSONDecodeError("nesting too deep", "", 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise json.JSONDecodeError(str(exc), "", 0) from None
+
+
+class StrictJSONRequest(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = parse_strict_json(await self.body())
+        return self._json
+
+
+class StrictJSONRoute(APIRoute):
+    """An ``APIRoute`` whose handler reads bodies through ``StrictJSONRequest``."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def strict_handler(request: Request) -> Response:
+            return await handler(StrictJSONRequest(request.scope, request.receive))
+
+        return strict_handler

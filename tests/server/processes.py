@@ -1,0 +1,87 @@
+"""Running ``nams-local serve`` as a real process, the way a user or a CI job does."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .support import wait_until_healthy
+
+__all__ = ["ServeProcess", "free_port", "serve_process"]
+
+_LISTENING = re.compile(r"serving http://127\.0\.0\.1:(\d+)/v1")
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class ServeProcess:
+    process: subprocess.Popen[str]
+    base_url: str
+    banner: str
+
+    def stop(self, sig: signal.Signals = signal.SIGINT, timeout: float = 30.0) -> int:
+        """Send ``sig`` and wait for the exit status."""
+        self.process.send_signal(sig)
+        return self.process.wait(timeout=timeout)
+
+
+def _first_line(process: subprocess.Popen[str], timeout: float) -> str:
+    """The first stdout line, or a failure with stderr if none arrives in time."""
+    assert process.stdout is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(process.stdout.readline()))  # type: ignore[union-attr]
+    reader.start()
+    reader.join(timeout)
+    if not lines or not lines[0]:
+        process.kill()
+        _, err = process.communicate(timeout=10)
+        raise AssertionError(f"nams-local serve printed nothing; stderr:\n{err}")
+    return lines[0]
+
+
+@contextmanager
+def serve_process(args: Sequence[str], tmp_path: Path) -> Iterator[ServeProcess]:
+    """``nams-local serve <args>`` in a subprocess, up and healthy; killed if still running."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "NAMS_LOCAL_DB": str(tmp_path / "default.db"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nams_local.cli", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        banner = _first_line(process, timeout=60)
+        match = _LISTENING.search(banner)
+        assert match, banner
+        base_url = f"http://127.0.0.1:{match.group(1)}"
+        wait_until_healthy(base_url, timeout=60)
+        yield ServeProcess(process, base_url, banner)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
