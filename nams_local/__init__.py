@@ -14,7 +14,14 @@ from .backend import (
     Capabilities,
     MemoryBackend,
 )
-from .config import default_db_path, open_local_backend
+from .config import (
+    DEFAULT_ENDPOINT,
+    backend_kind,
+    default_db_path,
+    open_backend,
+    open_hosted_backend,
+    open_local_backend,
+)
 from .embeddings import (
     Embedder,
     EmbedderUnavailableError,
@@ -89,6 +96,7 @@ from .scope import Scope
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_ENDPOINT",
     "DEFAULT_LIST_LIMIT",
     "DEFAULT_SEARCH_LIMIT",
     "MAX_BULK_MESSAGES",
@@ -155,12 +163,15 @@ __all__ = [
     "ToolCallRequest",
     "ToolCallStatus",
     "__version__",
+    "backend_kind",
     "create_nams",
     "create_nams_provider",
     "default_db_path",
     "default_embedder",
     "format_memory_block",
     "inject_memory_block",
+    "open_backend",
+    "open_hosted_backend",
     "open_local_backend",
     "retrieve_memories",
     "wrap_openai",

@@ -243,3 +243,23 @@ def test_sync_facade_for_sync_callers() -> None:
         ("user", "second"),
         ("assistant", "two three"),
     ]
+
+
+async def test_create_nams_without_a_backend_follows_the_environment(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "configured.db"
+    monkeypatch.delenv("MEMORY_API_KEY", raising=False)
+    monkeypatch.setenv("NAMS_BACKEND", "local")
+    monkeypatch.setenv("NAMS_LOCAL_DB", str(db))
+    nams = create_nams()  # backend=None: open_backend() reads the environment
+    try:
+        model = nams.wrap(ScriptedChatModel(["stored"]), {"user_id": "env-user"})
+        await model.generate([{"role": "user", "content": "remember me"}])
+    finally:
+        await nams.aclose()
+    async with SQLiteBackend(db, embeddings=False) as reopened:
+        assert await _stored(reopened, "env-user") == [
+            ("user", "remember me"),
+            ("assistant", "stored"),
+        ]
