@@ -265,11 +265,14 @@ class MemoryBackend(Protocol):
     # -- lifecycle -------------------------------------------------------------------
     async def aclose(self) -> None: ...
 
-    async def __aenter__(self) -> Self: ...
+    # Implementations that subclass the protocol inherit these two: ``async with`` closes.
+    async def __aenter__(self) -> Self:
+        return self
 
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None: ...
+    ) -> None:
+        await self.aclose()

@@ -11,8 +11,7 @@ import asyncio
 import json
 import logging
 import os
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 import httpx
 
@@ -175,14 +174,3 @@ class HostedBase:
     # -- lifecycle -------------------------------------------------------------------
     async def aclose(self) -> None:
         await self._rest.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

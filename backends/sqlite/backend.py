@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from nams_local.backend import (
     DEFAULT_LIST_LIMIT,
@@ -465,14 +464,3 @@ class SQLiteBackend(MemoryBackend):
     async def aclose(self) -> None:
         if self._owns_store:
             self._store.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
