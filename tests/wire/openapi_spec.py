@@ -33,9 +33,14 @@ ERROR_BODY: dict[str, Any] = {
 }
 
 
-def find_spec(start: Path | None = None) -> Path:
+#: The repository's own byte copy of the spec, pinned by SHA-256 in ``tests/server``.
+PINNED_SPEC = Path(__file__).resolve().parent.parent / "server" / "data" / SPEC_NAME
+
+
+def find_spec(start: Path | None = None, *, pinned: Path | None = PINNED_SPEC) -> Path:
     """``$NAMS_OPENAPI_SPEC``, else ``shared/reference/<spec>`` in the nearest ancestor of
-    this file that has one (CI checks ``shared/`` out beside the repository)."""
+    this file that has one (CI lays ``shared/`` beside the checkout), else the pinned copy
+    the repository carries (so a bare clone can run the checks too)."""
     configured = os.environ.get(SPEC_ENV)
     if configured:
         return Path(configured)
@@ -44,6 +49,8 @@ def find_spec(start: Path | None = None) -> Path:
         candidate = folder / "shared" / "reference" / SPEC_NAME
         if candidate.is_file():
             return candidate
+    if pinned is not None and pinned.is_file():
+        return pinned
     raise FileNotFoundError(f"no shared/reference/{SPEC_NAME} above {here}; set {SPEC_ENV}")
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..server.openapi_check import SPEC_SHA256
 from .openapi_spec import SPEC_ENV, OpenApiSpec, find_spec
 
 
@@ -15,11 +17,12 @@ def spec() -> OpenApiSpec:
     return OpenApiSpec.load()
 
 
-def test_spec_is_found_beside_the_checkout() -> None:
+def test_the_spec_found_is_the_published_one() -> None:
+    """Beside the checkout (CI) or the pinned copy (a bare clone): the same bytes."""
     path = find_spec()
 
     assert path.name == "nams-openapi.json"
-    assert path.parent.parent.name == "shared"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == SPEC_SHA256
 
 
 def test_spec_path_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -32,7 +35,7 @@ def test_missing_spec_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.delenv(SPEC_ENV, raising=False)
 
     with pytest.raises(FileNotFoundError, match=SPEC_ENV):
-        find_spec(tmp_path / "a" / "b.py")
+        find_spec(tmp_path / "a" / "b.py", pinned=None)
 
 
 @pytest.mark.parametrize(
