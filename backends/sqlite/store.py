@@ -26,7 +26,7 @@ from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 from . import schema as s
 from .driver import DriverChoice, DriverInfo, open_engine
 from .graph import EntityGraphMirror
-from .vectors import IndexKind, VectorIndex, make_index
+from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
 
 logger = logging.getLogger("nams_local.sqlite")
 
@@ -81,7 +81,9 @@ class SQLiteStore:
             self.vectors = VectorState(
                 embedder=embedder,
                 messages=make_index(kind, "messages", embedder.dimension),
-                entities=make_index(kind, "entities", embedder.dimension),
+                entities=CachedIndex(
+                    make_index(kind, "entities", embedder.dimension), embedder.dimension
+                ),
             )
         self.conn: Connection = self._executor.submit(self.engine.connect).result()
         self._executor.submit(self._migrate).result()

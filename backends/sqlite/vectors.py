@@ -26,6 +26,7 @@ Vectors = NDArray[np.float32]
 
 __all__ = [
     "CHUNK_SIZE",
+    "CachedIndex",
     "NumpyIndex",
     "SqliteVecIndex",
     "Vector",
@@ -67,6 +68,10 @@ class VectorIndex(Protocol):
         sub: str | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` nearest rows as ``(pk, cosine similarity)``, most similar first."""
+        ...
+
+    def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
+        """Every ``(pk, sub, vector bytes)`` of one partition."""
         ...
 
 
@@ -135,6 +140,13 @@ class SqliteVecIndex:
         # sqlite-vec gives a NULL distance when either vector is all zeros (cosine is
         # undefined): such a row is simply not similar.
         return [(int(pk), 0.0 if d is None else 1.0 - float(d)) for pk, d in rows]
+
+    def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
+        found = conn.execute(
+            text(f"SELECT rowid, sub, embedding FROM {self.table} WHERE part = :part"),
+            {"part": part},
+        ).all()
+        return [(int(pk), str(sub), bytes(blob)) for pk, sub, blob in found]
 
 
 class NumpyIndex:
@@ -210,6 +222,132 @@ class NumpyIndex:
         top = np.argpartition(-sims, take - 1)[:take]
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(rows[i][0]), float(sims[i])) for i in top]
+
+    def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
+        found = conn.execute(
+            text(f"SELECT pk, sub, embedding FROM {self.table} WHERE part = :part"),
+            {"part": part},
+        ).all()
+        return [(int(pk), str(sub), bytes(blob)) for pk, sub, blob in found]
+
+
+class _Partition:
+    """One partition's vectors in memory: rows packed at the front of growable arrays."""
+
+    def __init__(self, dimension: int, loaded: list[tuple[int, str, bytes]]) -> None:
+        n = len(loaded)
+        capacity = max(64, 2 * n)
+        self.matrix = np.zeros((capacity, dimension), dtype=np.float32)
+        self.pks = np.zeros(capacity, dtype=np.int64)
+        self.subs: list[str] = []
+        self.row: dict[int, int] = {}
+        if n:
+            self.matrix[:n] = np.frombuffer(b"".join(r[2] for r in loaded), np.float32).reshape(
+                n, dimension
+            )
+            self.pks[:n] = [r[0] for r in loaded]
+            self.subs = [r[1] for r in loaded]
+            self.row = {r[0]: i for i, r in enumerate(loaded)}
+
+    def put(self, pk: int, sub: str, vector: NDArray[np.float32]) -> None:
+        at = self.row.get(pk)
+        if at is None:
+            at = len(self.subs)
+            if at == len(self.pks):
+                self.matrix = np.concatenate([self.matrix, np.zeros_like(self.matrix)])
+                self.pks = np.concatenate([self.pks, np.zeros_like(self.pks)])
+            self.subs.append(sub)
+            self.row[pk] = at
+        self.matrix[at] = vector
+        self.pks[at] = pk
+        self.subs[at] = sub
+
+    def remove(self, pk: int) -> None:
+        at = self.row.pop(pk, None)
+        if at is None:
+            return
+        last = len(self.subs) - 1
+        if at != last:  # move the last row into the hole
+            self.matrix[at] = self.matrix[last]
+            self.pks[at] = self.pks[last]
+            self.subs[at] = self.subs[last]
+            self.row[int(self.pks[at])] = at
+        self.subs.pop()
+
+    def search(
+        self, vector: NDArray[np.float32], k: int, sub: str | None
+    ) -> list[tuple[int, float]]:
+        n = len(self.subs)
+        if n == 0:
+            return []
+        sims = self.matrix[:n] @ vector
+        if sub is not None:
+            mask = np.fromiter((s == sub for s in self.subs), dtype=bool, count=n)
+            sims = np.where(mask, sims, -np.inf)
+        take = min(k, n)
+        top = np.argpartition(-sims, take - 1)[:take]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(int(self.pks[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+
+
+class CachedIndex:
+    """A ``VectorIndex`` whose partitions are also held in memory for searching.
+
+    Writes go to the wrapped index (the truth, on disk) and patch the loaded partitions;
+    a partition loads on its first search. Used for entities: a workspace's entities are
+    one partition searched by every chat turn, and scanning them from SQLite costs ~7 ms
+    per 10k entities where a matrix product in memory costs well under 1 ms (the memory:
+    ``4 × dimension`` bytes per entity, ~15 MB per 10k at 384 dimensions).
+    """
+
+    def __init__(self, inner: VectorIndex, dimension: int) -> None:
+        self.inner = inner
+        self.kind: IndexKind = inner.kind
+        self.table = inner.table
+        self.dimension = dimension
+        self._parts: dict[str, _Partition] = {}
+
+    def create(self, conn: Connection) -> None:
+        self._parts.clear()
+        self.inner.create(conn)
+
+    def drop(self, conn: Connection) -> None:
+        self._parts.clear()
+        self.inner.drop(conn)
+
+    def add(
+        self,
+        conn: Connection,
+        rows: Sequence[tuple[int, str, str]],
+        vectors: NDArray[np.float32],
+    ) -> None:
+        self.inner.add(conn, rows, vectors)
+        for (pk, part, sub), vector in zip(rows, _as_f32(vectors), strict=True):
+            loaded = self._parts.get(part)
+            if loaded is not None:
+                loaded.put(pk, sub, vector)
+
+    def delete(self, conn: Connection, pks: Sequence[int]) -> None:
+        self.inner.delete(conn, pks)
+        for loaded in self._parts.values():
+            for pk in pks:
+                loaded.remove(pk)
+
+    def search(
+        self,
+        conn: Connection,
+        vector: NDArray[np.float32],
+        k: int,
+        part: str,
+        sub: str | None = None,
+    ) -> list[tuple[int, float]]:
+        loaded = self._parts.get(part)
+        if loaded is None:
+            loaded = self._parts[part] = _Partition(self.dimension, self.inner.rows(conn, part))
+        return loaded.search(_as_f32(vector), k, sub)
+
+    def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
+        return self.inner.rows(conn, part)
 
 
 def _params(
