@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+
 from backends.sqlite.driver import open_engine
 from backends.sqlite.vectors import CachedIndex, make_index
 
