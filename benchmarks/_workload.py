@@ -17,12 +17,16 @@ __all__ = [
     "ENTITY_TYPES",
     "ConversationSpec",
     "EntitySpec",
+    "RelationshipSpec",
+    "StepSpec",
     "Turn",
     "Workload",
     "chunks",
     "count_tokens",
     "distinct_queries",
     "generate",
+    "reasoning_steps",
+    "relationships",
 ]
 
 FIRST_NAMES = (
@@ -418,3 +422,80 @@ def chunks(items: Sequence[Turn], size: int) -> Iterator[Sequence[Turn]]:
     """Consecutive slices of at most ``size`` items."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+# -- graph edges and reasoning steps (used by the ``turn`` benchmark) ----------------------
+@dataclass(frozen=True, slots=True)
+class RelationshipSpec:
+    """An edge between two entities, by their index in ``Workload.entities``."""
+
+    source: int
+    target: int
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpec:
+    reasoning: str
+    action_taken: str
+    result: str | None
+
+
+#: Relationship type by (source type, target type); other pairs are ``RELATED_TO``.
+RELATIONSHIP_TYPES: dict[tuple[str, str], str] = {
+    ("Person", "Person"): "KNOWS",
+    ("Person", "Organization"): "WORKS_AT",
+    ("Person", "Location"): "LIVES_IN",
+    ("Person", "Tool"): "USES",
+    ("Person", "Concept"): "ADVOCATES",
+    ("Organization", "Location"): "LOCATED_IN",
+    ("Organization", "Tool"): "RUNS_ON",
+    ("Organization", "Organization"): "PARTNERS_WITH",
+    ("Tool", "Tool"): "INTEGRATES_WITH",
+    ("Tool", "Concept"): "SUPPORTS",
+    ("Concept", "Tool"): "APPLIES_TO",
+}
+REASONING_SENTENCES: tuple[str, ...] = (
+    "The user asked about {project}; answered from what {person} said earlier about {org}.",
+    "Recommended {tool} over {tool2} because the team already runs {tool} in production.",
+    "Suggested spots in {place} for {hobby}, since {person} goes there on {day}.",
+    "Explained how to cook {food} for a vegetarian guest with what is already at home.",
+    "Framed {concept} around the last {tool} incident so the team sees why it matters.",
+    "Proposed a smaller first milestone for {project} because the estimate looked too tight.",
+    "Reminded the user that {full} joins as a {role} from {org} and needs an onboarding plan.",
+    "Answered that the timeout between {tool} and {tool2} is most likely a pool limit.",
+)
+#: Every third step is a tool call (retrieval keeps only ``direct response`` steps).
+STEP_ACTIONS = ("direct response", "direct response", "search_memory tool call")
+
+
+def relationships(
+    rng: random.Random, entities: Sequence[EntitySpec], per_entity: int
+) -> tuple[RelationshipSpec, ...]:
+    """``per_entity`` outgoing edges from every entity to distinct other entities."""
+    n = len(entities)
+    if n < 2 or per_entity < 1:
+        return ()
+    out: list[RelationshipSpec] = []
+    for source, spec in enumerate(entities):
+        targets: list[int] = []
+        while len(targets) < min(per_entity, n - 1):  # rejection sampling: O(per_entity)
+            target = rng.randrange(n)
+            if target != source and target not in targets:
+                targets.append(target)
+        for target in targets:
+            kind = RELATIONSHIP_TYPES.get((spec.type, entities[target].type), "RELATED_TO")
+            out.append(RelationshipSpec(source, target, kind))
+    return tuple(out)
+
+
+def reasoning_steps(rng: random.Random, n: int) -> tuple[StepSpec, ...]:
+    """``n`` reasoning steps of one conversation, actions cycling through ``STEP_ACTIONS``."""
+    slots = _slots(rng)
+    out: list[StepSpec] = []
+    for i in range(n):
+        action = STEP_ACTIONS[i % len(STEP_ACTIONS)]
+        reasoning = _fill(rng.choice(REASONING_SENTENCES), slots)
+        result = None if action == "direct response" else "3 memories found"
+        out.append(StepSpec(reasoning, action, result))
+    return tuple(out)
