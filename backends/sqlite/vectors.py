@@ -217,7 +217,7 @@ class NumpyIndex:
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
             len(rows), self.dimension
         )
-        sims = matrix @ _as_f32(vector)
+        sims = _similarities(matrix, _as_f32(vector))
         take = min(k, len(rows))
         top = np.argpartition(-sims, take - 1)[:take]
         top = top[np.argsort(-sims[top], kind="stable")]
@@ -280,7 +280,7 @@ class _Partition:
         n = len(self.subs)
         if n == 0:
             return []
-        sims = self.matrix[:n] @ vector
+        sims = _similarities(self.matrix[:n], vector)
         if sub is not None:
             mask = np.fromiter((s == sub for s in self.subs), dtype=bool, count=n)
             sims = np.where(mask, sims, -np.inf)
@@ -357,6 +357,14 @@ def _params(
         {"pk": pk, "part": part, "sub": sub, "embedding": vec.tobytes()}
         for (pk, part, sub), vec in zip(rows, _as_f32(vectors), strict=True)
     ]
+
+
+def _similarities(matrix: NDArray[np.float32], vector: NDArray[np.float32]) -> NDArray[np.float32]:
+    """``matrix @ vector`` without BLAS: OpenBLAS's threads keep spinning after a call and
+    measurably slow the embedder that runs next on a 2-core machine (2.3 → 3.5 ms per
+    query here); einsum's single-threaded loop costs ~0.2 ms more per 10k rows."""
+    out: NDArray[np.float32] = np.einsum("ij,j->i", matrix, vector, optimize=False)
+    return out
 
 
 def _as_f32(array: NDArray[np.floating]) -> NDArray[np.float32]:
