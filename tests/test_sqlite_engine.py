@@ -208,3 +208,31 @@ async def test_reasoning_and_relationship_inputs_are_bounded() -> None:
             await backend.add_relationship(a.id, b.id, "R", {"x": float("nan")})
         assert (await backend.get_entity(a.id)).relationships == []
         assert (await backend.get_trace(conv.id)).tool_calls == []
+
+
+async def test_file_database_reads_do_not_wait_for_the_writer(tmp_path: Path) -> None:
+    """WAL readers on their own threads answer while the writer thread is busy."""
+    async with SQLiteBackend(tmp_path / "wal.db", embeddings=False) as backend:
+        conv = await backend.create_conversation("u1")
+        await backend.add_message(conv.id, "user", "green tea every morning")
+        writer_busy = threading.Event()
+        release = threading.Event()
+
+        def hold_the_writer(ctx: object) -> None:
+            writer_busy.set()
+            assert release.wait(timeout=30)
+
+        held = asyncio.create_task(backend.store.run(hold_the_writer, backend._ctx))
+        assert await asyncio.to_thread(writer_busy.wait, 30)
+        found = await asyncio.wait_for(
+            backend.search_messages(conv.id, "green tea", mode="text"), timeout=10
+        )
+        steps = await asyncio.wait_for(backend.list_steps(conv.id), timeout=10)
+        assert [m.content for m in found.items] == ["green tea every morning"]
+        assert steps == []
+        assert not held.done()
+        release.set()
+        await held
+        # and a write is visible to the very next read (another connection)
+        await backend.add_message(conv.id, "assistant", "noted: green tea")
+        assert len(await backend.list_messages(conv.id)) == 2

@@ -174,6 +174,12 @@ class SQLiteBackend(MemoryBackend):
             return None
         return await asyncio.to_thread(vectors.embedder.embed_query, query)
 
+    async def _read(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """A unit of work that only reads SQL: on a reader thread for file databases."""
+        return await self._store.read(fn, self._ctx, *args, **kwargs)
+
     async def _run(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
@@ -193,10 +199,10 @@ class SQLiteBackend(MemoryBackend):
         self, user_id: str | None = None, limit: int = DEFAULT_LIST_LIMIT
     ) -> list[Conversation]:
         check_limit(limit)
-        return await self._run(conversations.list_conversations, user_id, limit)
+        return await self._read(conversations.list_conversations, user_id, limit)
 
     async def get_conversation(self, conversation_id: str) -> Conversation:
-        return await self._run(conversations.get_conversation, conversation_id)
+        return await self._read(conversations.get_conversation, conversation_id)
 
     async def delete_conversation(self, conversation_id: str) -> None:
         await self._run(conversations.delete_conversation, conversation_id)
@@ -229,7 +235,7 @@ class SQLiteBackend(MemoryBackend):
         self, conversation_id: str, limit: int = DEFAULT_LIST_LIMIT
     ) -> list[Message]:
         check_limit(limit)
-        return await self._run(conversations.list_messages, conversation_id, limit)
+        return await self._read(conversations.list_messages, conversation_id, limit)
 
     async def search_messages(
         self,
@@ -242,7 +248,7 @@ class SQLiteBackend(MemoryBackend):
         check_limit(limit)
         run_mode = self._search_mode(mode)
         query_vector = await self._embed_query(query, run_mode)
-        return await self._run(
+        return await self._read(
             conversations.search_messages,
             conversation_id,
             query,
@@ -254,19 +260,19 @@ class SQLiteBackend(MemoryBackend):
 
     # -- context, observations, reflections, extraction status ------------------------
     async def get_context(self, conversation_id: str) -> Context:
-        return await self._run(tiers.get_context, conversation_id)
+        return await self._read(tiers.get_context, conversation_id)
 
     async def list_observations(
         self, conversation_id: str, limit: int = DEFAULT_LIST_LIMIT
     ) -> list[Observation]:
         check_limit(limit)
-        return await self._run(tiers.list_observations, conversation_id, limit)
+        return await self._read(tiers.list_observations, conversation_id, limit)
 
     async def list_reflections(self, conversation_id: str) -> list[Reflection]:
-        return await self._run(tiers.list_reflections, conversation_id)
+        return await self._read(tiers.list_reflections, conversation_id)
 
     async def get_extraction_status(self, conversation_id: str) -> ExtractionStatus:
-        return await self._run(tiers.get_extraction_status, conversation_id)
+        return await self._read(tiers.get_extraction_status, conversation_id)
 
     # -- entities --------------------------------------------------------------------
     async def add_entity(
@@ -286,10 +292,10 @@ class SQLiteBackend(MemoryBackend):
         return await self._run(entities.add_entity, name, type, description, properties, vector)
 
     async def list_entities(self, type: str | None = None) -> list[Entity]:
-        return await self._run(entities.list_entities, type)
+        return await self._read(entities.list_entities, type)
 
     async def get_entity(self, entity_id: str) -> EntityDetails:
-        return await self._run(entities.get_entity, entity_id)
+        return await self._read(entities.get_entity, entity_id)
 
     async def update_entity(
         self, entity_id: str, name: str | None = None, description: str | None = None
@@ -334,7 +340,7 @@ class SQLiteBackend(MemoryBackend):
         return await self._run(entities.entity_feedback, entity_id, user_score, confirmed)
 
     async def get_entity_history(self, entity_id: str) -> EntityHistory:
-        return await self._run(entities.get_history, entity_id)
+        return await self._read(entities.get_history, entity_id)
 
     async def merge_entities(self, source_id: str, target_id: str) -> MergeResult:
         check_required(target_id, "target_id")
@@ -358,7 +364,7 @@ class SQLiteBackend(MemoryBackend):
         )
 
     async def list_steps(self, conversation_id: str) -> list[ReasoningStep]:
-        return await self._run(steps_store.list_steps, conversation_id)
+        return await self._read(steps_store.list_steps, conversation_id)
 
     async def record_tool_call(
         self,
@@ -393,13 +399,13 @@ class SQLiteBackend(MemoryBackend):
         )
 
     async def get_trace(self, conversation_id: str) -> ConversationTrace:
-        return await self._run(steps_store.get_trace, conversation_id)
+        return await self._read(steps_store.get_trace, conversation_id)
 
     async def explain_step(self, step_id: str) -> StepExplanation:
-        return await self._run(steps_store.explain_step, step_id)
+        return await self._read(steps_store.explain_step, step_id)
 
     async def get_provenance(self, entity_id: str) -> EntityProvenance:
-        return await self._run(steps_store.get_provenance, entity_id)
+        return await self._read(steps_store.get_provenance, entity_id)
 
     # -- query -----------------------------------------------------------------------
     async def query(self, cypher: str, params: dict[str, Any] | None = None) -> QueryResult:
@@ -427,7 +433,7 @@ class SQLiteBackend(MemoryBackend):
 
     async def get_entity_by_name(self, name: str, type: str | None = None) -> Entity | None:
         check_required(name, "name")
-        return await self._run(entities.get_entity_by_name, name, type)
+        return await self._read(entities.get_entity_by_name, name, type)
 
     async def search_user_messages(
         self,
@@ -444,7 +450,7 @@ class SQLiteBackend(MemoryBackend):
         check_limit(conversation_limit, name="conversation_limit")
         check_limit(per_conversation_limit, name="per_conversation_limit")
         query_vector = await self._embed_query(query, self._search_mode(None))
-        return await self._run(
+        return await self._read(
             conversations.search_user_messages,
             user_id,
             query,

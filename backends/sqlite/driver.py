@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.pool import SingletonThreadPool, StaticPool
 
 logger = logging.getLogger("nams_local.sqlite")
 
@@ -66,20 +66,25 @@ def _load_vec(dbapi_conn: Any) -> str | None:
 
 
 def open_engine(
-    path: str | Path, *, want_vec: bool = True, driver: DriverChoice = "auto"
+    path: str | Path,
+    *,
+    want_vec: bool = True,
+    driver: DriverChoice = "auto",
+    readonly: bool = False,
 ) -> tuple[Engine, DriverInfo]:
     """Create the engine for ``path`` (a file or ``":memory:"``) and probe what it can do.
 
-    One connection serves the whole store (``StaticPool``): the backend runs every
-    statement on one worker thread, which keeps ``:memory:`` databases and SQLite's
-    single-writer rule simple and makes the connection thread-affine by construction.
+    The writing engine has one connection (``StaticPool``), used by the store's one writer
+    thread: SQLite's single-writer rule and ``:memory:`` databases stay simple. A
+    ``readonly`` engine (file databases only) gives each reader thread a connection of its
+    own (``SingletonThreadPool``, ``PRAGMA query_only``): WAL lets them read in parallel.
     """
     module = _driver_module(driver)
     target = ":memory:" if str(path) == ":memory:" else str(Path(path).expanduser())
     engine = create_engine(
         f"sqlite:///{target}",
         module=module,
-        poolclass=StaticPool,
+        poolclass=SingletonThreadPool if readonly else StaticPool,
         connect_args={"check_same_thread": False},
     )
     vec_error: list[str | None] = [None if want_vec else "not loaded: no vector index uses it"]
@@ -89,7 +94,9 @@ def open_engine(
         if want_vec:
             vec_error[0] = _load_vec(dbapi_conn)
         cursor = dbapi_conn.cursor()
-        if target != ":memory:":
+        if readonly:
+            cursor.execute("PRAGMA query_only=ON")
+        elif target != ":memory:":
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")

@@ -10,15 +10,16 @@ file.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, Row, Table, func, insert, select, text
+from sqlalchemy import Connection, Engine, Row, Table, func, insert, select, text
 
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
@@ -44,6 +45,9 @@ R = TypeVar("R")
 
 VectorIndexChoice = Literal["auto", "sqlite-vec", "numpy"]
 
+#: Reader threads of a file database (one turn fans out to about four reads at once).
+READER_THREADS = 3
+
 #: Rows embedded per batch when (re)building the vector index of an existing database.
 _BACKFILL_BATCH = 256
 
@@ -52,7 +56,7 @@ _BACKFILL_BATCH = 256
 class VectorState:
     embedder: Embedder
     messages: VectorIndex
-    entities: VectorIndex
+    entities: CachedIndex
 
 
 class SQLiteStore:
@@ -87,6 +91,18 @@ class SQLiteStore:
             )
         self.conn: Connection = self._executor.submit(self.engine.connect).result()
         self._executor.submit(self._migrate).result()
+        # File databases also get reader threads with their own connections, so the
+        # sources of one chat turn run in parallel (WAL readers never block the writer).
+        self._readers: ThreadPoolExecutor | None = None
+        self._read_engine: Engine | None = None
+        self._local = threading.local()
+        if self.path != ":memory:":
+            self._read_engine, _ = open_engine(
+                path, want_vec=want_vec, driver=driver, readonly=True
+            )
+            self._readers = ThreadPoolExecutor(
+                max_workers=READER_THREADS, thread_name_prefix="nams-sqlite-read"
+            )
 
     # -- running work --------------------------------------------------------------
     async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -99,8 +115,41 @@ class SQLiteStore:
     def _transaction(
         self, fn: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]
     ) -> R:
-        with self.conn.begin():
-            return fn(*args, **kwargs)
+        try:
+            with self.conn.begin():
+                return fn(*args, **kwargs)
+        except BaseException:
+            # In-memory state patched by the failed unit of work must not outlive it.
+            if self.vectors is not None:
+                self.vectors.entities.reset()
+            self._graphs.clear()
+            raise
+
+    async def read(
+        self, fn: Callable[Concatenate[Ctx, P], R], ctx: Ctx, *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """Run a read-only ``fn(ctx, ...)`` on a reader thread (file databases), else
+        like ``run``. Only for units of work that touch nothing but SQL."""
+        if self._readers is None:
+            return await self.run(fn, ctx, *args, **kwargs)
+        if self._closed:
+            raise BackendUnavailableError("the SQLite store is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._readers, self._read, fn, ctx, args, kwargs)
+
+    def _read(
+        self,
+        fn: Callable[..., R],
+        ctx: Ctx,
+        args: tuple[object, ...],
+        kwargs: dict[str, object],
+    ) -> R:
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            assert self._read_engine is not None
+            conn = self._local.conn = self._read_engine.connect()
+        with conn.begin():
+            return fn(dataclasses.replace(ctx, connection=conn), *args, **kwargs)
 
     def run_sync(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``run`` for synchronous callers (the CLI); never call it from the worker thread."""
@@ -116,6 +165,10 @@ class SQLiteStore:
         finally:
             self._executor.shutdown(wait=True)
             self.engine.dispose()
+            if self._readers is not None:
+                self._readers.shutdown(wait=True)
+            if self._read_engine is not None:
+                self._read_engine.dispose()
 
     @property
     def closed(self) -> bool:
@@ -244,9 +297,12 @@ class Ctx:
     store: SQLiteStore
     workspace: str
 
+    #: A reader thread's connection; ``None`` means the writer's.
+    connection: Connection | None = None
+
     @property
     def conn(self) -> Connection:
-        return self.store.conn
+        return self.connection if self.connection is not None else self.store.conn
 
     @property
     def vectors(self) -> VectorState | None:

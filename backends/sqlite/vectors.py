@@ -307,6 +307,10 @@ class CachedIndex:
         self.dimension = dimension
         self._parts: dict[str, _Partition] = {}
 
+    def reset(self) -> None:
+        """Forget the loaded partitions (after a rolled-back write); they reload lazily."""
+        self._parts.clear()
+
     def create(self, conn: Connection) -> None:
         self._parts.clear()
         self.inner.create(conn)
