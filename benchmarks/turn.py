@@ -29,7 +29,7 @@ conversation's reasoning steps. For each size (``--sizes 10000,100000``) the ben
      the query were embedded once per turn (see ``model runs`` in the table);
    - ``solo``: each source's backend calls run alone, one after another, with the query
      vector already cached, plus the bare ``embed_query`` of the fresh query: what each
-     source costs without the others queueing on the store's single worker thread.
+     source costs without the others competing for the store's threads and the CPU.
 
 Run ``python -m benchmarks turn --help`` for the options.
 """
@@ -1002,7 +1002,7 @@ def _render_size(size: dict[str, Any], settings: dict[str, Any]) -> list[str]:
         lines += [
             "",
             f"Per source, {k} turns (calls overlap; ms are wall time of each backend call,",
-            "including the wait for the store's single worker thread and the query embedding)",
+            "including the wait for the store's threads (and the CPU) and the query embedding)",
             f"  {'source':<15} {'calls':>6} {'call ms':>8} {'done@p50':>9} {'done@p95':>9} "
             f"{'items':>6} {'hits':>5} {'turns w/ hits':>14}",
         ]
