@@ -19,13 +19,14 @@ from nams_local.models import (
     ConversationSearchHits,
     Message,
     NewMessage,
+    ReasoningStep,
     SearchMode,
     SearchResult,
 )
 
 from . import schema as s
 from .rows import dumps, insert_rows, new_id, now, to_conversation, to_message, to_step, token_count
-from .search import bm25, rank
+from .search import Ranked, bm25, rank
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token
 from .vectors import Vector, Vectors
@@ -158,7 +159,7 @@ def resolve_mode(has_vectors: bool, mode: SearchMode | None) -> SearchMode:
     return mode or "hybrid"
 
 
-def _search_in(
+def _rank_in(
     ctx: Ctx,
     conv: Row[Any],
     query: str,
@@ -166,7 +167,8 @@ def _search_in(
     limit: int,
     mode: SearchMode,
     weight: float,
-) -> list[Message]:
+) -> list[Ranked]:
+    """The best ``limit`` message pks (with scores) of one conversation."""
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
@@ -182,16 +184,31 @@ def _search_in(
             assert vectors is not None and query_vector is not None
             return vectors.messages.search(conn, query_vector, k, part, conv.id)
 
-    ranked = rank(mode, limit, text_search, vector_search, weight)
-    if not ranked:
-        return []
+    return rank(mode, limit, text_search, vector_search, weight)
+
+
+def _materialise(ctx: Ctx, ranked: dict[int, list[Ranked]]) -> dict[int, list[Message]]:
+    """Messages for ranked pks of several conversations (keyed by conversation pk), in one
+    query, in rank order."""
+    pks = [r.pk for hits in ranked.values() for r in hits]
+    if not pks:
+        return {conv_pk: [] for conv_pk in ranked}
     rows = {
         row.pk: row
-        for row in conn.execute(
-            select(m).where(m.c.pk.in_([r.pk for r in ranked]), m.c.conversation_pk == conv.pk)
+        for row in ctx.conn.execute(
+            select(m, c.c.id.label("conv_id"))
+            .join(c, c.c.pk == m.c.conversation_pk)
+            .where(m.c.pk.in_(pks))
         ).all()
     }
-    return [to_message(rows[r.pk], conv.id, r.score) for r in ranked if r.pk in rows]
+    return {
+        conv_pk: [
+            to_message(rows[r.pk], rows[r.pk].conv_id, r.score)
+            for r in hits
+            if r.pk in rows and rows[r.pk].conversation_pk == conv_pk
+        ]
+        for conv_pk, hits in ranked.items()
+    }
 
 
 def search_messages(
@@ -204,8 +221,8 @@ def search_messages(
     weight: float,
 ) -> SearchResult[Message]:
     conv = conversation_row(ctx, conversation_id)
-    items = _search_in(ctx, conv, query, query_vector, limit, mode, weight)
-    return SearchResult[Message](items=items, search_type=mode)
+    ranked = {conv.pk: _rank_in(ctx, conv, query, query_vector, limit, mode, weight)}
+    return SearchResult[Message](items=_materialise(ctx, ranked)[conv.pk], search_type=mode)
 
 
 def search_user_messages(
@@ -228,23 +245,26 @@ def search_user_messages(
         .limit(conversation_limit + 1)
     ).all()
     convs = [conv for conv in convs if conv.id != exclude_conversation_id][:conversation_limit]
-    groups = []
-    for conv in convs:
-        messages = _search_in(
-            ctx, conv, query, query_vector, per_conversation_limit, run_mode, weight
+    ranked = {
+        conv.pk: _rank_in(ctx, conv, query, query_vector, per_conversation_limit, run_mode, weight)
+        for conv in convs
+    }
+    messages = _materialise(ctx, ranked)
+    steps: dict[int, list[ReasoningStep]] = {conv.pk: [] for conv in convs}
+    if include_steps and convs:
+        st = s.steps
+        by_pk = {conv.pk: conv.id for conv in convs}
+        for row in ctx.conn.execute(
+            select(st).where(st.c.conversation_pk.in_(list(by_pk))).order_by(st.c.pk)
+        ).all():
+            steps[row.conversation_pk].append(to_step(row, by_pk[row.conversation_pk]))
+    groups = [
+        ConversationSearchHits(
+            conversation_id=conv.id,
+            messages=messages[conv.pk],
+            steps=steps[conv.pk],
+            search_type=run_mode,
         )
-        steps = []
-        if include_steps:
-            st = s.steps
-            steps = [
-                to_step(row, conv.id)
-                for row in ctx.conn.execute(
-                    select(st).where(st.c.conversation_pk == conv.pk).order_by(st.c.pk)
-                ).all()
-            ]
-        groups.append(
-            ConversationSearchHits(
-                conversation_id=conv.id, messages=messages, steps=steps, search_type=run_mode
-            )
-        )
+        for conv in convs
+    ]
     return groups
