@@ -30,10 +30,12 @@ class EntityGraphMirror:
     def load(cls, conn: Connection, workspace: str) -> EntityGraphMirror:
         mirror = cls()
         e = s.entities
+        # Creation order, as the incremental updates build it: a rebuilt mirror lists the
+        # same nodes and edges in the same order as the one it replaces.
         rows = conn.execute(
-            select(e.c.pk, e.c.id, e.c.name, e.c.type, e.c.description).where(
-                e.c.workspace == workspace, e.c.merged_into_pk.is_(None)
-            )
+            select(e.c.pk, e.c.id, e.c.name, e.c.type, e.c.description)
+            .where(e.c.workspace == workspace, e.c.merged_into_pk.is_(None))
+            .order_by(e.c.pk)
         ).all()
         id_by_pk: dict[int, str] = {}
         for pk, id_, name, type_, description in rows:

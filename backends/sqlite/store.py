@@ -118,8 +118,11 @@ class SQLiteStore:
         try:
             with self.conn.begin():
                 return fn(*args, **kwargs)
+        except NamsError:
+            raise  # refused input: every unit of work checks before it changes anything
         except BaseException:
-            # In-memory state patched by the failed unit of work must not outlive it.
+            # A unit of work that failed midway may have patched in-memory state (graph
+            # mirrors, cached entity vectors) that the rollback just undid on disk.
             if self.vectors is not None:
                 self.vectors.entities.reset()
             self._graphs.clear()
