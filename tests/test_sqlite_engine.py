@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -236,3 +237,23 @@ async def test_file_database_reads_do_not_wait_for_the_writer(tmp_path: Path) ->
         # and a write is visible to the very next read (another connection)
         await backend.add_message(conv.id, "assistant", "noted: green tea")
         assert len(await backend.list_messages(conv.id)) == 2
+
+
+async def test_a_unit_of_work_failing_midway_leaves_no_in_memory_trace() -> None:
+    async with SQLiteBackend(":memory:", embedder=HashingEmbedder()) as backend:
+        real = await backend.add_entity("Real", "Concept")
+        await backend.search_entities("real", mode="vector")  # loads the vector cache
+
+        def half_done(ctx: Any) -> None:
+            # the in-memory effects of a write whose SQL is then rolled back
+            ctx.store.graph(ctx.workspace).add_node("ghost", "Ghost", "Concept", None)
+            vector = np.ones((1, 384), dtype=np.float32) / np.sqrt(384)
+            ctx.vectors.entities.add(ctx.conn, [(999_999, ctx.workspace, "concept")], vector)
+            raise RuntimeError("failed midway")
+
+        with pytest.raises(RuntimeError, match="midway"):
+            await backend.store.run(half_done, backend._ctx)
+        graph = await backend.get_graph()
+        assert [n.name for n in graph.nodes] == ["Real"]
+        found = await backend.search_entities("anything", mode="vector", limit=5)
+        assert [e.id for e in found.items] == [real.id]
