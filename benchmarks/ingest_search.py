@@ -40,6 +40,7 @@ from nams_local.backend import DEFAULT_SEARCH_LIMIT, MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 from nams_local.models import NewMessage, SearchMode
 
+from ._common import Progress, non_negative, positive
 from ._workload import Workload, chunks, count_tokens, distinct_queries, generate
 
 __all__ = ["main"]
@@ -112,22 +113,8 @@ def percentile(samples: Sequence[float], pct: float) -> float:
 
 
 # -- options -------------------------------------------------------------------------------
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
-
-
-def _non_negative(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {number}")
-    return number
-
-
 def _batch(value: str) -> int:
-    number = _positive(value)
+    number = positive(value)
     if number > MAX_BULK_MESSAGES:
         raise argparse.ArgumentTypeError(f"at most {MAX_BULK_MESSAGES} messages per bulk add")
     return number
@@ -139,19 +126,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ingest throughput and search latency of the local SQLite engine.",
     )
     size = parser.add_argument_group("workload")
-    size.add_argument("--users", type=_positive, default=100, help="default: %(default)s")
+    size.add_argument("--users", type=positive, default=100, help="default: %(default)s")
     size.add_argument(
-        "--conversations-per-user", type=_positive, default=5, help="default: %(default)s"
+        "--conversations-per-user", type=positive, default=5, help="default: %(default)s"
     )
     size.add_argument(
-        "--messages", type=_positive, default=10_000, help="total, default: %(default)s"
+        "--messages", type=positive, default=10_000, help="total, default: %(default)s"
     )
-    size.add_argument("--entities", type=_positive, default=1000, help="default: %(default)s")
+    size.add_argument("--entities", type=positive, default=1000, help="default: %(default)s")
     size.add_argument(
-        "--queries", type=_positive, default=200, help="per search kind, default: %(default)s"
+        "--queries", type=positive, default=200, help="per search kind, default: %(default)s"
     )
     size.add_argument(
-        "--warmup", type=_non_negative, default=5, help="per search kind, default: %(default)s"
+        "--warmup", type=non_negative, default=5, help="per search kind, default: %(default)s"
     )
     size.add_argument("--seed", type=int, default=42, help="default: %(default)s")
     size.add_argument(
@@ -160,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=MAX_BULK_MESSAGES,
         help="max messages per add_messages call, default: %(default)s",
     )
-    size.add_argument("--limit", type=_positive, default=DEFAULT_SEARCH_LIMIT, help="search limit")
+    size.add_argument("--limit", type=positive, default=DEFAULT_SEARCH_LIMIT, help="search limit")
 
     engine = parser.add_argument_group("engine")
     where = engine.add_mutually_exclusive_group()
@@ -188,33 +175,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- progress ------------------------------------------------------------------------------
-class Progress:
-    """A line on stderr at each 10% step of a phase (and at its end)."""
-
-    def __init__(self, label: str, total: int, *, enabled: bool) -> None:
-        self.label = label
-        self.total = total
-        self.enabled = enabled and total > 0
-        self.start = time.perf_counter()
-        self.next_step = 1
-
-    def update(self, done: int, measured_seconds: float | None = None) -> None:
-        """Report ``done`` items; the rate uses ``measured_seconds`` when given."""
-        if not self.enabled:
-            return
-        step = done * 10 // self.total
-        if step < self.next_step:
-            return
-        self.next_step = step + 1
-        elapsed = time.perf_counter() - self.start
-        seconds = elapsed if measured_seconds is None else measured_seconds
-        rate = done / seconds if seconds > 0 else 0.0
-        print(
-            f"  {self.label}: {done}/{self.total} ({done * 100 // self.total}%) "
-            f"{elapsed:.1f}s elapsed, {rate:.1f}/s",
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def _say(args: argparse.Namespace, text: str) -> None:

@@ -73,6 +73,7 @@ from nams_local.retrieval import (
 )
 from nams_local.scope import Scope
 
+from ._common import Progress, non_negative, positive
 from ._workload import (
     Workload,
     chunks,
@@ -108,20 +109,6 @@ SERIES_LABELS: dict[str, str] = {
 
 
 # -- options -------------------------------------------------------------------------------
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
-
-
-def _non_negative(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {number}")
-    return number
-
-
 def _sizes(value: str) -> list[int]:
     try:
         sizes = [int(part.replace("_", "")) for part in value.split(",") if part.strip()]
@@ -148,20 +135,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=[10_000],
         help="comma-separated message counts, one database each, default: 10000",
     )
-    size.add_argument("--users", type=_positive, help="default: messages / 100")
+    size.add_argument("--users", type=positive, help="default: messages / 100")
     size.add_argument(
-        "--conversations-per-user", type=_positive, default=10, help="default: %(default)s"
+        "--conversations-per-user", type=positive, default=10, help="default: %(default)s"
     )
-    size.add_argument("--entities", type=_positive, help="default: messages / 10")
+    size.add_argument("--entities", type=positive, help="default: messages / 10")
     size.add_argument(
         "--relationships-per-entity",
-        type=_non_negative,
+        type=non_negative,
         default=2,
         help="outgoing edges per entity, default: %(default)s",
     )
     size.add_argument(
         "--steps-per-conversation",
-        type=_non_negative,
+        type=non_negative,
         default=3,
         help="reasoning steps per conversation (2 in 3 are direct responses), default: %(default)s",
     )
@@ -169,31 +156,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     measure = parser.add_argument_group("measurement (per size)")
     measure.add_argument(
-        "--turns", type=_positive, default=300, help="native turns, default: %(default)s"
+        "--turns", type=positive, default=300, help="native turns, default: %(default)s"
     )
     measure.add_argument(
         "--per-conversation-turns",
-        type=_non_negative,
+        type=non_negative,
         default=100,
         help="turns with user_message_search hidden, default: %(default)s",
     )
     measure.add_argument(
         "--pre-embedded-turns",
-        type=_non_negative,
+        type=non_negative,
         default=100,
         help="native turns with the query embedded once up front (timed), default: %(default)s",
     )
     measure.add_argument(
         "--solo-turns",
-        type=_non_negative,
+        type=non_negative,
         default=100,
         help="turns whose sources run alone one after another, default: %(default)s",
     )
     measure.add_argument(
-        "--warmup", type=_non_negative, default=20, help="unrecorded turns, default: %(default)s"
+        "--warmup", type=non_negative, default=20, help="unrecorded turns, default: %(default)s"
     )
     measure.add_argument(
-        "--limit", type=_positive, default=TURN_LIMIT, help="memories per turn, default: 6"
+        "--limit", type=positive, default=TURN_LIMIT, help="memories per turn, default: 6"
     )
 
     engine = parser.add_argument_group("engine")
@@ -306,32 +293,6 @@ def _check_reuse(db: Path, spec: SizeSpec) -> dict[str, Any] | None:
 
 
 # -- progress ------------------------------------------------------------------------------
-class Progress:
-    """A line on stderr at each 10% step of a build phase, with rate and time left."""
-
-    def __init__(self, label: str, total: int, *, enabled: bool) -> None:
-        self.label = label
-        self.total = total
-        self.enabled = enabled and total > 0
-        self.start = time.perf_counter()
-        self.next_step = 1
-
-    def update(self, done: int) -> None:
-        if not self.enabled:
-            return
-        step = done * 10 // self.total
-        if step < self.next_step:
-            return
-        self.next_step = step + 1
-        elapsed = time.perf_counter() - self.start
-        rate = done / elapsed if elapsed > 0 else 0.0
-        left = (self.total - done) / rate if rate > 0 else 0.0
-        print(
-            f"  {self.label}: {done}/{self.total} ({done * 100 // self.total}%) "
-            f"{elapsed:.1f}s elapsed, {rate:.1f}/s, ~{left:.0f}s left",
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def _load() -> list[float] | None:

@@ -1,0 +1,55 @@
+"""Helpers every benchmark shares: option types and the progress line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+__all__ = ["Progress", "non_negative", "positive"]
+
+
+def positive(value: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
+def non_negative(value: str) -> int:
+    """An argparse type: an integer of at least 0."""
+    number = int(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {number}")
+    return number
+
+
+class Progress:
+    """A line on stderr at each 10% step of a long phase: count, elapsed, rate, time left."""
+
+    def __init__(self, label: str, total: int, *, enabled: bool) -> None:
+        self.label = label
+        self.total = total
+        self.enabled = enabled and total > 0
+        self.start = time.perf_counter()
+        self.next_step = 1
+
+    def update(self, done: int, measured_seconds: float | None = None) -> None:
+        """Report ``done`` items; the rate uses ``measured_seconds`` when given."""
+        if not self.enabled:
+            return
+        step = done * 10 // self.total
+        if step < self.next_step:
+            return
+        self.next_step = step + 1
+        elapsed = time.perf_counter() - self.start
+        seconds = elapsed if measured_seconds is None else measured_seconds
+        rate = done / seconds if seconds > 0 else 0.0
+        left = (self.total - done) / rate if rate > 0 else 0.0
+        print(
+            f"  {self.label}: {done}/{self.total} ({done * 100 // self.total}%) "
+            f"{elapsed:.1f}s elapsed, {rate:.1f}/s, ~{left:.0f}s left",
+            file=sys.stderr,
+            flush=True,
+        )
