@@ -12,9 +12,10 @@ from typing import Any
 
 from .backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT
 from .errors import InvalidInputError
-from .models import MESSAGE_ROLES, NewMessage, SearchMode
+from .models import MESSAGE_ROLES, NewMessage, SearchMode, ToolCallStatus
 
 __all__ = [
+    "MAX_DURATION_MS",
     "check_limit",
     "check_message",
     "check_messages",
@@ -24,6 +25,8 @@ __all__ = [
     "check_query",
     "check_required",
     "check_score",
+    "check_string_map",
+    "check_tool_call",
 ]
 
 
@@ -52,6 +55,37 @@ def check_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -
         json.dumps(metadata, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{name} is not JSON-encodable: {exc}") from None
+
+
+def check_string_map(value: Mapping[str, Any] | None, what: str) -> None:
+    """Conversation metadata and entity properties are string → string (hosted contract)."""
+    if value is not None and not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise InvalidInputError(f"{what} must map strings to strings")
+
+
+#: Largest tool-call duration accepted (2^53 - 1 ms: exact in JSON numbers everywhere).
+MAX_DURATION_MS = 2**53 - 1
+
+
+def check_tool_call(
+    input: str, status: ToolCallStatus | str | None, duration_ms: int | None
+) -> ToolCallStatus:
+    """Validate a tool call's fields; return its status with legacy names rewritten."""
+    if not isinstance(input, str):
+        raise InvalidInputError("input must be a string (JSON text)")
+    try:
+        parsed = ToolCallStatus.parse(status)
+    except ValueError:
+        raise InvalidInputError(f"invalid tool call status {status!r}") from None
+    if duration_ms is not None and (
+        isinstance(duration_ms, bool)
+        or not isinstance(duration_ms, int)
+        or not 0 <= duration_ms <= MAX_DURATION_MS
+    ):
+        raise InvalidInputError(f"duration_ms must be an integer from 0 to {MAX_DURATION_MS}")
+    return parsed
 
 
 def check_present(value: str | None, name: str) -> str:

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from nams_local.backend import DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT
-from nams_local.errors import InvalidInputError
 from nams_local.models import (
     Context,
     Conversation,
@@ -25,6 +24,7 @@ from nams_local.validation import (
     check_metadata,
     check_mode,
     check_query,
+    check_string_map,
 )
 
 from .base import HostedBase
@@ -45,10 +45,7 @@ class ConversationRoutes(HostedBase):
     async def create_conversation(
         self, user_id: str | None = None, metadata: dict[str, str] | None = None
     ) -> Conversation:
-        if metadata is not None and not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
-        ):
-            raise InvalidInputError("conversation metadata must map strings to strings")
+        check_string_map(metadata, "conversation metadata")
         body = await self._rest.call(
             "POST", "/conversations", body=compact({"userId": user_id, "metadata": metadata})
         )

@@ -20,6 +20,7 @@ from nams_local.validation import (
     check_query,
     check_required,
     check_score,
+    check_string_map,
 )
 
 from .base import HostedBase
@@ -41,10 +42,7 @@ class EntityRoutes(HostedBase):
     ) -> Entity:
         name = check_required(name, "name")
         type = check_required(type, "type")
-        if properties is not None and not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in properties.items()
-        ):
-            raise InvalidInputError("entity properties must map strings to strings")
+        check_string_map(properties, "entity properties")
         sent = compact(
             {"name": name, "type": type, "description": description, "properties": properties}
         )

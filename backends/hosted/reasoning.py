@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nams_local.errors import InvalidInputError
 from nams_local.models import (
     ConversationTrace,
     EntityProvenance,
@@ -14,7 +13,7 @@ from nams_local.models import (
     ToolCall,
     ToolCallStatus,
 )
-from nams_local.validation import check_required
+from nams_local.validation import check_required, check_tool_call
 
 from .base import HostedBase
 from .parse import envelope, lenient
@@ -78,16 +77,7 @@ class ReasoningRoutes(HostedBase):
         """Legacy statuses (``completed``/``failed``) are rewritten before sending, so the
         body always carries a status of the hosted enum."""
         check_required(tool_name, "tool_name")
-        if not isinstance(input, str):
-            raise InvalidInputError("input must be a string (JSON text)")
-        try:
-            parsed = ToolCallStatus.parse(status)
-        except ValueError:
-            raise InvalidInputError(f"invalid tool call status {status!r}") from None
-        if duration_ms is not None and (
-            isinstance(duration_ms, bool) or not isinstance(duration_ms, int) or duration_ms < 0
-        ):
-            raise InvalidInputError("duration_ms must be a non-negative integer")
+        parsed = check_tool_call(input, status, duration_ms)
         sent = {
             "tool_name": tool_name,
             "input": input,

@@ -57,6 +57,8 @@ from nams_local.validation import (
     check_query,
     check_required,
     check_score,
+    check_string_map,
+    check_tool_call,
 )
 
 from . import conversations, entities, tiers
@@ -67,9 +69,6 @@ from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text
 from .vectors import Vector, Vectors
 
 __all__ = ["SQLiteBackend"]
-
-#: Largest tool-call duration stored (2^53 - 1 ms: exact in JSON numbers everywhere).
-MAX_DURATION_MS = 2**53 - 1
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -189,10 +188,7 @@ class SQLiteBackend(MemoryBackend):
     async def create_conversation(
         self, user_id: str | None = None, metadata: dict[str, str] | None = None
     ) -> Conversation:
-        if metadata is not None and not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
-        ):
-            raise InvalidInputError("conversation metadata must map strings to strings")
+        check_string_map(metadata, "conversation metadata")
         return await self._run(conversations.create_conversation, user_id, metadata)
 
     async def list_conversations(
@@ -284,10 +280,7 @@ class SQLiteBackend(MemoryBackend):
     ) -> Entity:
         name = check_required(name, "name")
         type = check_required(type, "type")
-        if properties is not None and not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in properties.items()
-        ):
-            raise InvalidInputError("entity properties must map strings to strings")
+        check_string_map(properties, "entity properties")
         vector = await self._embed([entity_text(name, description)])
         return await self._run(entities.add_entity, name, type, description, properties, vector)
 
@@ -376,18 +369,7 @@ class SQLiteBackend(MemoryBackend):
         duration_ms: int | None = None,
     ) -> ToolCall:
         check_required(tool_name, "tool_name")
-        if not isinstance(input, str):
-            raise InvalidInputError("input must be a string (JSON text)")
-        try:
-            parsed = ToolCallStatus.parse(status)
-        except ValueError:
-            raise InvalidInputError(f"invalid tool call status {status!r}") from None
-        if duration_ms is not None and (
-            isinstance(duration_ms, bool)
-            or not isinstance(duration_ms, int)
-            or not 0 <= duration_ms <= MAX_DURATION_MS
-        ):
-            raise InvalidInputError(f"duration_ms must be an integer from 0 to {MAX_DURATION_MS}")
+        parsed = check_tool_call(input, status, duration_ms)
         return await self._run(
             steps_store.record_tool_call,
             tool_name,
