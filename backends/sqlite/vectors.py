@@ -75,10 +75,32 @@ class VectorIndex(Protocol):
         ...
 
 
-class SqliteVecIndex:
+class _TableIndex:
+    """What both stored indexes do alike: rows are keyed by ``key`` in ``table``."""
+
+    table: str
+    key: str
+
+    def delete(self, conn: Connection, pks: Sequence[int]) -> None:
+        if pks:
+            conn.execute(
+                text(f"DELETE FROM {self.table} WHERE {self.key} = :pk"),
+                [{"pk": pk} for pk in pks],
+            )
+
+    def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
+        found = conn.execute(
+            text(f"SELECT {self.key}, sub, embedding FROM {self.table} WHERE part = :part"),
+            {"part": part},
+        ).all()
+        return [(int(pk), str(sub), bytes(blob)) for pk, sub, blob in found]
+
+
+class SqliteVecIndex(_TableIndex):
     """A ``vec0`` virtual table with a partition key and a filterable ``sub`` column."""
 
     kind: IndexKind = "sqlite-vec"
+    key = "rowid"
 
     def __init__(self, name: str, dimension: int) -> None:
         self.table = f"{name}_vec"
@@ -114,12 +136,6 @@ class SqliteVecIndex:
             _params(rows, vectors),
         )
 
-    def delete(self, conn: Connection, pks: Sequence[int]) -> None:
-        if pks:
-            conn.execute(
-                text(f"DELETE FROM {self.table} WHERE rowid = :pk"), [{"pk": pk} for pk in pks]
-            )
-
     def search(
         self,
         conn: Connection,
@@ -141,21 +157,15 @@ class SqliteVecIndex:
         # undefined): such a row is simply not similar.
         return [(int(pk), 0.0 if d is None else 1.0 - float(d)) for pk, d in rows]
 
-    def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
-        found = conn.execute(
-            text(f"SELECT rowid, sub, embedding FROM {self.table} WHERE part = :part"),
-            {"part": part},
-        ).all()
-        return [(int(pk), str(sub), bytes(blob)) for pk, sub, blob in found]
 
-
-class NumpyIndex:
+class NumpyIndex(_TableIndex):
     """Vectors as BLOBs in a plain table, searched by brute force in numpy.
 
     Correct everywhere (no extension needed), linear in the partition's size.
     """
 
     kind: IndexKind = "numpy"
+    key = "pk"
 
     def __init__(self, name: str, dimension: int) -> None:
         self.table = f"{name}_vectors"
@@ -192,12 +202,6 @@ class NumpyIndex:
             _params(rows, vectors),
         )
 
-    def delete(self, conn: Connection, pks: Sequence[int]) -> None:
-        if pks:
-            conn.execute(
-                text(f"DELETE FROM {self.table} WHERE pk = :pk"), [{"pk": pk} for pk in pks]
-            )
-
     def search(
         self,
         conn: Connection,
@@ -222,13 +226,6 @@ class NumpyIndex:
         top = np.argpartition(-sims, take - 1)[:take]
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(rows[i][0]), float(sims[i])) for i in top]
-
-    def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
-        found = conn.execute(
-            text(f"SELECT pk, sub, embedding FROM {self.table} WHERE part = :part"),
-            {"part": part},
-        ).all()
-        return [(int(pk), str(sub), bytes(blob)) for pk, sub, blob in found]
 
 
 class _Partition:
