@@ -5,8 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
-__all__ = ["Progress", "non_negative", "positive"]
+__all__ = ["Progress", "add_output_options", "non_negative", "positive", "say"]
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``--json PATH`` and ``--quiet``, the same in every benchmark."""
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def say(args: argparse.Namespace, text: str) -> None:
+    """A progress line on stderr, unless ``--quiet``."""
+    if not args.quiet:
+        print(text, file=sys.stderr, flush=True)
 
 
 def positive(value: str) -> int:

@@ -40,7 +40,7 @@ from nams_local.backend import DEFAULT_SEARCH_LIMIT, MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 from nams_local.models import NewMessage, SearchMode
 
-from ._common import Progress, non_negative, positive
+from ._common import Progress, add_output_options, non_negative, positive, say
 from ._workload import Workload, chunks, count_tokens, distinct_queries, generate
 
 __all__ = ["main"]
@@ -169,17 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip timing the bare embedder beside each bulk add (halves a MiniLM run)",
     )
 
-    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_output_options(parser)
     return parser
-
-
-# -- progress ------------------------------------------------------------------------------
-
-
-def _say(args: argparse.Namespace, text: str) -> None:
-    if not args.quiet:
-        print(text, file=sys.stderr, flush=True)
 
 
 # -- phases --------------------------------------------------------------------------------
@@ -296,7 +287,7 @@ async def _run(args: argparse.Namespace, db_path: Path | None) -> dict[str, Any]
     if embeddings:
         embedder = HashingEmbedder() if args.embedder == "hashing" else default_embedder()
 
-    _say(args, f"[{NAME}] generating workload (seed {args.seed})")
+    say(args, f"[{NAME}] generating workload (seed {args.seed})")
     workload = generate(
         users=args.users,
         conversations_per_user=args.conversations_per_user,
@@ -314,7 +305,7 @@ async def _run(args: argparse.Namespace, db_path: Path | None) -> dict[str, Any]
     results: dict[str, Any] = {"ingest": {}}
     ingest = results["ingest"]
     if embedder is not None:
-        _say(args, f"[{NAME}] loading embedder {embedder.name}")
+        say(args, f"[{NAME}] loading embedder {embedder.name}")
         start = time.perf_counter()
         embedder.embed(["warm-up: load the model before anything is timed"])
         ingest["embedder_load_seconds"] = time.perf_counter() - start
@@ -324,7 +315,7 @@ async def _run(args: argparse.Namespace, db_path: Path | None) -> dict[str, Any]
         path, embedder=embedder, embeddings=embeddings, vector_index=args.vector_index
     )
     try:
-        _say(args, f"[{NAME}] ingesting into {path}")
+        say(args, f"[{NAME}] ingesting into {path}")
         start = time.perf_counter()
         conv_ids: list[str] = []
         for spec in workload.conversations:
@@ -353,7 +344,7 @@ async def _run(args: argparse.Namespace, db_path: Path | None) -> dict[str, Any]
 
         info = await asyncio.to_thread(backend.info)
 
-        _say(args, f"[{NAME}] searching: {args.warmup} warm-up + {args.queries} queries per kind")
+        say(args, f"[{NAME}] searching: {args.warmup} warm-up + {args.queries} queries per kind")
         latencies = {k.key: Latency(k) for k in kinds}
         search_rng = random.Random(args.seed + 2)
         for i in range(args.warmup):
@@ -561,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     print(render(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
-        _say(args, f"[{NAME}] results written to {args.json}")
+        say(args, f"[{NAME}] results written to {args.json}")
     return 0
 
 

@@ -18,10 +18,8 @@ import platform
 import random
 import socket
 import statistics
-import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -34,6 +32,7 @@ from nams_local.retrieval import RetrievalOptions, retrieve_memories
 from nams_local.scope import Scope
 
 from . import _workload
+from ._common import add_output_options, say
 
 __all__ = ["main"]
 
@@ -53,14 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=int, default=10, help="per path")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--embedder", choices=("default", "hashing"), default="default")
-    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_output_options(parser)
     return parser
-
-
-def _say(args: argparse.Namespace, text: str) -> None:
-    if not args.quiet:
-        print(f"[loopback] {text}", file=sys.stderr, flush=True)
 
 
 async def _build(
@@ -160,7 +153,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     )
     embedder: BaseEmbedder = default_embedder() if args.embedder == "default" else HashingEmbedder()
     root = SQLiteBackend(":memory:", embedder=embedder)
-    _say(args, f"building {args.messages} messages, {args.entities} entities")
+    say(args, f"[loopback] building {args.messages} messages, {args.entities} entities")
     started = time.perf_counter()
     pairs = await _build(root, work, rng)
     build_s = time.perf_counter() - started
@@ -186,7 +179,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         samples: dict[str, list[float]] = {name: [] for name in paths}
         requests: dict[str, list[int]] = {"loopback": [], "asgi": []}
         total = args.warmup + args.turns
-        _say(args, f"measuring {args.turns} turns per path after {args.warmup} warm-up")
+        say(args, f"[loopback] measuring {args.turns} turns per path after {args.warmup} warm-up")
         for i in range(total):
             order = list(paths)
             rng.shuffle(order)  # no path always runs first (or right after another)
@@ -270,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     print(render(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
-        _say(args, f"results written to {args.json}")
+        say(args, f"[loopback] results written to {args.json}")
     return 0
 
 

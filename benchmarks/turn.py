@@ -73,7 +73,7 @@ from nams_local.retrieval import (
 )
 from nams_local.scope import Scope
 
-from ._common import Progress, non_negative, positive
+from ._common import Progress, add_output_options, non_negative, positive, say
 from ._workload import (
     Workload,
     chunks,
@@ -198,14 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(several sizes: PATH-<size>.suffix, or put {size} in PATH); default: a temp file",
     )
 
-    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_output_options(parser)
     return parser
-
-
-def _say(args: argparse.Namespace, text: str) -> None:
-    if not args.quiet:
-        print(text, file=sys.stderr, flush=True)
 
 
 # -- what a size builds --------------------------------------------------------------------
@@ -290,9 +284,6 @@ def _check_reuse(db: Path, spec: SizeSpec) -> dict[str, Any] | None:
         )
         raise ValueError(f"{db} was built with other settings ({diff}); refusing to reuse it")
     return cast(dict[str, Any], marker)
-
-
-# -- progress ------------------------------------------------------------------------------
 
 
 def _load() -> list[float] | None:
@@ -779,7 +770,7 @@ async def _run_size(
     tag = f"[{NAME} {spec.messages}]"
     result: dict[str, Any] = {"spec": spec.to_json(), "database": {"path": str(db)}}
     if marker is None:
-        _say(args, f"{tag} generating workload (seed {spec.seed})")
+        say(args, f"{tag} generating workload (seed {spec.seed})")
         workload = generate(
             users=spec.users,
             conversations_per_user=spec.conversations_per_user,
@@ -787,7 +778,7 @@ async def _run_size(
             entities=spec.entities,
             seed=spec.seed,
         )
-        _say(args, f"{tag} building {db}")
+        say(args, f"{tag} building {db}")
         _sidecar(db).unlink(missing_ok=True)
         builder = SQLiteBackend(db, embedder=embedder, vector_index=args.vector_index)
         try:
@@ -811,7 +802,7 @@ async def _run_size(
         partial.replace(_sidecar(db))  # the sidecar appears only once the build is complete
         result["database"]["reused"] = False
     else:
-        _say(args, f"{tag} reusing {db} (built {marker['built_at']})")
+        say(args, f"{tag} reusing {db} (built {marker['built_at']})")
         result["database"]["reused"] = True
     result["database"]["built_at"] = marker["built_at"]
     result["build"] = marker["build"]
@@ -832,7 +823,7 @@ async def _run_size(
             + args.pre_embedded_turns
             + args.solo_turns
         )
-        _say(args, f"{tag} measuring {n_turns} turns ({args.warmup} warm-up)")
+        say(args, f"{tag} measuring {n_turns} turns ({args.warmup} warm-up)")
         result["load_average_before_measuring"] = _load()
         measured = await _measure(args, backend, timed, marker["conversations"], query_rng, seen)
     finally:
@@ -849,7 +840,7 @@ async def _run(
     plans: list[tuple[SizeSpec, Path, dict[str, Any] | None]],
     embedder: BaseEmbedder,
 ) -> dict[str, Any]:
-    _say(args, f"[{NAME}] loading embedder {embedder.name}")
+    say(args, f"[{NAME}] loading embedder {embedder.name}")
     start = time.perf_counter()
     embedder.embed(["warm-up: load the model before anything is timed"])
     load_seconds = time.perf_counter() - start
@@ -1078,7 +1069,7 @@ def main(argv: list[str] | None = None) -> int:
     print(render(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
-        _say(args, f"[{NAME}] results written to {args.json}")
+        say(args, f"[{NAME}] results written to {args.json}")
     return 0
 
 
