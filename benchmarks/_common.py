@@ -38,8 +38,14 @@ def non_negative(value: str) -> int:
     return number
 
 
+BAR_WIDTH = 20
+
+
 class Progress:
-    """A line on stderr at each 10% step of a long phase: count, elapsed, rate, time left."""
+    """A bar on stderr at each 10% step of a long phase: count, elapsed, rate, time left.
+
+    One line per step rather than a redrawn bar, so logs of long runs stay readable.
+    """
 
     def __init__(self, label: str, total: int, *, enabled: bool) -> None:
         self.label = label
@@ -60,8 +66,10 @@ class Progress:
         seconds = elapsed if measured_seconds is None else measured_seconds
         rate = done / seconds if seconds > 0 else 0.0
         left = (self.total - done) / rate if rate > 0 else 0.0
+        filled = done * BAR_WIDTH // self.total
+        bar = "#" * filled + "-" * (BAR_WIDTH - filled)
         print(
-            f"  {self.label}: {done}/{self.total} ({done * 100 // self.total}%) "
+            f"  {self.label} [{bar}] {done}/{self.total} ({done * 100 // self.total}%) "
             f"{elapsed:.1f}s elapsed, {rate:.1f}/s, ~{left:.0f}s left",
             file=sys.stderr,
             flush=True,

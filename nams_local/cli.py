@@ -2,7 +2,8 @@
 
 ``info`` answers "what am I running on?" (driver, vector support, counts), ``demo``
 proves, end to end and with no key or network, that the engine stores, searches and links
-memories, and ``serve`` makes the engine look like hosted NAMS to any client over HTTP.
+memories, ``serve`` makes the engine look like hosted NAMS to any client over HTTP, and
+``mcp`` serves memory as MCP tools (stdio or streamable HTTP) to any MCP client.
 Heavy imports happen inside the commands so ``--help`` is instant.
 """
 
@@ -75,6 +76,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         api_keys=args.api_key or [],
         embeddings=not args.no_embeddings,
         max_body_bytes=args.max_body_bytes,
+        bridge=args.bridge_db if args.bridge else None,
+    )
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp_serve import run
+
+    return run(
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+        db=args.db,
+        embeddings=not args.no_embeddings,
+        user_id=args.user_id,
+        conversation_id=args.conversation_id,
     )
 
 
@@ -117,11 +133,71 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="refuse larger request bodies with 413 (default 1 MiB)",
     )
+    serve.add_argument(
+        "--bridge",
+        action="store_true",
+        help="also serve the TCK bridge protocol at /bridge (no auth, loopback only, its own "
+        "store; see docs/bridge.md)",
+    )
+    serve.add_argument(
+        "--bridge-db",
+        default=":memory:",
+        metavar="PATH",
+        help="the bridge's own database (default :memory:); wiped by the TCK between scenarios",
+    )
     serve.set_defaults(func=_cmd_serve)
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve memory as MCP tools (query_memory, store_memory, entity and graph reads)",
+    )
+    common(mcp)
+    mcp.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio", help="default stdio"
+    )
+    mcp.add_argument("--host", default="127.0.0.1", help="http: address to bind")
+    mcp.add_argument("--port", type=int, default=8766, help="http: port, 0 = any (default 8766)")
+    mcp.add_argument("--user-id", default="default", help="whose memory (default 'default')")
+    mcp.add_argument(
+        "--conversation-id", default=None, help="default: the user's latest conversation"
+    )
+    mcp.set_defaults(func=_cmd_mcp)
+    bench = sub.add_parser(
+        "bench",
+        help="run a benchmark from a source checkout (python -m benchmarks NAME)",
+        add_help=False,
+    )
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER)
+    bench.set_defaults(func=_cmd_bench)
     return parser
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    return _run_bench(list(args.bench_args))
+
+
+def _run_bench(bench_args: list[str]) -> int:
+    """``nams-local bench NAME [options]`` = ``python -m benchmarks NAME [options]``.
+
+    The benchmarks are not part of the installed package (they need the source tree's
+    workloads and extras), so this finds them beside the package in a checkout.
+    """
+    import importlib
+
+    root = str(Path(__file__).resolve().parent.parent)
+    if not (Path(root) / "benchmarks" / "__main__.py").exists():
+        print("nams-local bench needs a source checkout (benchmarks/ beside nams_local/)")
+        return 2
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    runner = importlib.import_module("benchmarks.__main__")
+    code: int = runner.main(bench_args)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["bench"]:  # everything after it, --help included, is the benchmark's
+        return _run_bench(given[1:])
     args = _parser().parse_args(argv)
     result: int = args.func(args)
     return result

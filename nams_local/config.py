@@ -7,7 +7,8 @@ hosted NAMS (production) by environment alone:
   is set, else the local engine.
 - Hosted: ``MEMORY_API_KEY``, ``MEMORY_ENDPOINT`` (default
   ``https://memory.neo4jlabs.com/v1``), ``MEMORY_WORKSPACE_ID``.
-- Local: ``NAMS_LOCAL_DB`` names the SQLite file (``:memory:`` allowed); without it the
+- Local: ``NAMS_EXTRACTION`` (``sync`` default, ``background``, ``off``) is the engine's
+  extraction mode; ``NAMS_LOCAL_DB`` names the SQLite file (``:memory:`` allowed); without it the
   engine uses ``memory.db`` in the user's data directory, so a script run twice remembers.
 
 Backends are imported lazily: importing ``nams_local`` never imports a concrete backend.
@@ -61,10 +62,16 @@ def default_db_path() -> str:
 def open_local_backend(path: str | Path | None = None, **options: Any) -> Any:
     """Open the local SQLite engine at ``path`` (default ``default_db_path()``).
 
-    Imported lazily so that ``nams_local`` itself never pulls in the engine's dependencies.
+    ``$NAMS_EXTRACTION`` (``sync``, ``background`` or ``off``) sets the extraction mode
+    unless ``options`` does, so ``nams-local serve`` and every other command can switch it
+    by configuration. Imported lazily so that ``nams_local`` itself never pulls in the
+    engine's dependencies.
     """
     from backends.sqlite import SQLiteBackend
 
+    extraction = _env("NAMS_EXTRACTION")
+    if extraction is not None:
+        options.setdefault("extraction", extraction.lower())
     return SQLiteBackend(path if path is not None else default_db_path(), **options)
 
 

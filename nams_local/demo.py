@@ -68,19 +68,16 @@ async def engine_demo(backend: Any, out: TextIO) -> None:
             say(f"    [{group.conversation_id[:8]}] {item.score:.3f}  {item.content}")
     say()
 
-    alex = await backend.add_entity("Alex", "Person", "The user; software engineer")
-    techcorp = await backend.add_entity("TechCorp", "Organization", "Alex's employer")
-    bangalore = await backend.add_entity("Bangalore", "Location", "City in India")
-    neovim = await backend.add_entity("Neovim", "Tool", "Text editor")
-    priya = await backend.add_entity("Priya", "Person", "Alex's sister")
-    for source, target, rel in [
-        (alex, techcorp, "WORKS_AT"),
-        (alex, bangalore, "LIVES_IN"),
-        (alex, neovim, "USES"),
-        (priya, alex, "SIBLING_OF"),
-    ]:
-        await backend.add_relationship(source.id, target.id, rel)
-    say("Entity graph:")
+    # The engine extracted entities and relationships from the messages as they were
+    # stored; adding a name it already holds reuses that entity (and fills its description).
+    alex = await backend.add_entity("Alex", "person", "The user; software engineer")
+    neovim = await backend.add_entity("neovim", "tool", "Text editor")
+    say(f"add_entity('neovim') reused the extracted {neovim.name!r}: {neovim.reused}")
+    if not alex.reused:  # extraction off: link the entities by hand instead
+        techcorp = await backend.add_entity("TechCorp", "organization", "Alex's employer")
+        await backend.add_relationship(alex.id, techcorp.id, "WORKS_AT")
+        await backend.add_relationship(alex.id, neovim.id, "USES")
+    say("Entity graph (extracted from the messages):")
     details = await backend.get_entity(alex.id)
     for rel in details.relationships:
         arrow = "->" if rel.direction == "outgoing" else "<-"
@@ -88,7 +85,7 @@ async def engine_demo(backend: Any, out: TextIO) -> None:
     hits = await backend.search_entities("editor for writing code", limit=2)
     say(f"search_entities('editor for writing code') -> {hits.search_type}")
     for entity in hits.items:
-        say(f"    {entity.score:.3f}  {entity.name} [{entity.type}] {entity.description}")
+        say(f"    {entity.score:.3f}  {entity.name} [{entity.type}] {entity.description or ''}")
     history = await backend.get_entity_history(alex.id)
     say(f"Messages mentioning Alex: {len(history.mentions)}")
     graph = await backend.get_graph()

@@ -36,6 +36,7 @@ __all__ = [
     "GraphEdge",
     "GraphNode",
     "InfluencedEntity",
+    "MergeCandidate",
     "MergeResult",
     "Message",
     "MessageRole",
@@ -108,8 +109,24 @@ class Message(NamsModel):
     score: float | None = None
 
 
+class MergeCandidate(NamsModel):
+    """An existing entity whose name is close to a new one's (local extension)."""
+
+    id: str
+    name: str
+    type: str
+    similarity: float
+
+
 class Entity(NamsModel):
-    """A long-term memory entity (person, organisation, place, tool, concept ...)."""
+    """A long-term memory entity (person, organisation, place, tool, concept ...).
+
+    ``reused`` and ``merge_candidates`` are set only on what ``add_entity`` returns
+    (local extensions): ``reused`` is true when the name resolved to an entity that
+    already existed (same type; case, spacing, punctuation, a plural or an alias apart),
+    which is then returned instead of a duplicate; ``merge_candidates`` lists near names
+    that were *not* reused, for the caller to merge explicitly if they are the same.
+    """
 
     id: str
     name: str
@@ -122,6 +139,8 @@ class Entity(NamsModel):
     properties: dict[str, str] = Field(default_factory=dict)
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    reused: bool | None = None
+    merge_candidates: list[MergeCandidate] | None = None
 
 
 class EntityRelationship(NamsModel):

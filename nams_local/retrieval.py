@@ -27,6 +27,7 @@ from .models import (
     ConversationSearchHits,
     Entity,
     EntityDetails,
+    EntityRelationship,
     Message,
     ReasoningStep,
 )
@@ -272,16 +273,22 @@ async def _graph_hits(
             r for r in detail.relationships if r.type.strip() and (r.target_name or "").strip()
         ][:MAX_TRIPLES]
         return [
-            MemoryHit(
-                content=f"({subject})-[{r.type.strip()}]->({(r.target_name or '').strip()})",
-                source="graph",
-                type=r.type.strip(),
-            )
+            MemoryHit(content=_triple(subject, r), source="graph", type=r.type.strip())
             for r in triples
         ]
 
     expanded = await asyncio.gather(*(expand(root) for root in roots))
     return [hit for hits in expanded for hit in hits]
+
+
+def _triple(subject: str, rel: EntityRelationship) -> str:
+    """``(subject)-[TYPE]->(other)``; an edge the backend marks ``incoming`` is written the
+    way it points (hosted NAMS sends no direction, so its edges print as outgoing, as
+    the TypeScript provider prints them)."""
+    other = (rel.target_name or "").strip()
+    if rel.direction == "incoming":
+        return f"({other})-[{rel.type.strip()}]->({subject})"
+    return f"({subject})-[{rel.type.strip()}]->({other})"
 
 
 def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:

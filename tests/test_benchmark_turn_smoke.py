@@ -1,4 +1,9 @@
-"""The per-turn retrieval benchmark runs end to end on a tiny store (so it cannot rot)."""
+"""The per-turn benchmark runs end to end on a tiny store (so it cannot rot).
+
+In-process, over loopback HTTP (``nams-local serve``), and through the hosted path: a
+``HostedBackend`` built from ``MEMORY_API_KEY`` / ``MEMORY_ENDPOINT``, pointed here at a
+second local server because hosted NAMS is not reachable from the test machine.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,11 @@ from typing import Any
 
 import pytest
 
+from backends.sqlite import SQLiteBackend
+from benchmarks._http import LoopbackServer
 from benchmarks.turn import main
+from nams_local.embeddings import HashingEmbedder
+from nams_local.server import create_app
 
 TINY = [
     "--sizes", "300",
@@ -19,20 +28,28 @@ TINY = [
     "--per-conversation-turns", "8",
     "--pre-embedded-turns", "6",
     "--solo-turns", "5",
+    "--http-turns", "6",
     "--warmup", "3",
     "--embedder", "hashing",
+    "--extraction", "off",  # the turns' writes add messages only, so counts are exact
     "--quiet",
 ]  # fmt: skip
 
 
 def run(tmp_path: Path, *extra: str) -> dict[str, Any]:
-    out = tmp_path / "r.json"
-    assert main([*TINY, *extra, "--json", str(out)]) == 0
-    results: dict[str, Any] = json.loads(out.read_text())
+    out = tmp_path / "results"
+    readme = tmp_path / "README.md"
+    assert main([*TINY, *extra, "--results", str(out), "--readme", str(readme)]) == 0
+    results: dict[str, Any] = json.loads((out / "turn.json").read_text())
+    assert (out / "turn.png").read_bytes().startswith(b"\x89PNG")
+    section = readme.read_text()
+    assert section.startswith("<!-- bench:turn -->") and "<!-- /bench:turn -->" in section
+    assert "One chat turn" in section
     return results
 
 
-def test_turn_benchmark_runs(tmp_path: Path) -> None:
+def test_turn_benchmark_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMORY_API_KEY", raising=False)
     results = run(tmp_path)
     (size,) = results["sizes"]
     counts = size["info"]["counts"]
@@ -44,8 +61,13 @@ def test_turn_benchmark_runs(tmp_path: Path) -> None:
     native = size["series"]["native"]
     hidden = size["series"]["per-conversation"]
     pre = size["series"]["pre-embedded"]
-    assert (native["n"], hidden["n"], pre["n"]) == (20, 8, 6)
-    for series in (native, hidden, pre):
+    loopback = size["series"]["loopback"]
+    assert (native["n"], hidden["n"], pre["n"], loopback["n"]) == (20, 8, 6, 6)
+    assert "MEMORY_API_KEY" in size["skipped_backends"]["hosted"]
+    assert "hosted" not in size["series"]
+    for series in (native, hidden, pre, loopback):
+        assert series["retrieve_p50_ms"] > 0 and series["persist_p50_ms"] > 0
+        assert series["retrieve_p50_ms"] < series["p50_ms"]
         for figure in ("p50_ms", "p95_ms", "p99_ms", "mean_ms", "max_ms"):
             assert series[figure] > 0, figure
         assert series["failed_calls"] == 0
@@ -62,7 +84,13 @@ def test_turn_benchmark_runs(tmp_path: Path) -> None:
     by_method = native["calls_per_turn_by_method"]
     assert by_method["search_user_messages"] == 1
     assert "list_conversations" not in by_method
-    assert native["calls_per_turn"] == 6  # entities, 2 x get_entity, messages, steps, cross
+    # entities, 2 x get_entity, messages, steps, cross-session, then the two writes
+    assert native["calls_per_turn"] == 8
+    assert native["calls_per_turn_by_method"]["add_message"] == 2
+    assert native["http_requests_per_turn"] is None
+    # Over HTTP every backend call is one request; the server has user_message_search.
+    assert loopback["calls_per_turn"] == 8
+    assert loopback["http_requests_per_turn"] == 8
     hidden_methods = hidden["calls_per_turn_by_method"]
     assert "search_user_messages" not in hidden_methods
     assert hidden_methods["list_conversations"] == 1
@@ -86,7 +114,12 @@ def test_turn_benchmark_reuses_its_database(
 
     second = run(tmp_path, "--db", str(db))
     assert second["sizes"][0]["database"]["reused"] is True
-    assert second["sizes"][0]["info"]["counts"] == first["sizes"][0]["info"]["counts"]
+    before, after = first["sizes"][0]["info"]["counts"], second["sizes"][0]["info"]["counts"]
+    # the first run's turns wrote their messages (the sidecar followed); nothing else changed
+    assert after["messages"] > before["messages"]
+    assert {k: v for k, v in after.items() if k != "messages"} == {
+        k: v for k, v in before.items() if k != "messages"
+    }
 
     with pytest.raises(SystemExit) as refused:  # other settings: refuse, build nothing
         main([*TINY, "--db", str(db), "--seed", "7"])
@@ -97,3 +130,33 @@ def test_turn_benchmark_reuses_its_database(
     stray.write_bytes(b"")
     with pytest.raises(SystemExit):  # no sidecar: not ours, never measured
         main([*TINY, "--db", str(stray)])
+
+
+def test_turn_benchmark_hosted_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hosted`` builds the same workload through ``MEMORY_*`` and measures it there."""
+    remote = SQLiteBackend(":memory:", embedder=HashingEmbedder(), extraction="off")
+    with LoopbackServer(create_app(remote, api_keys={"remote-key": "bench"})) as server:
+        monkeypatch.setenv("MEMORY_API_KEY", "remote-key")
+        monkeypatch.setenv("MEMORY_ENDPOINT", server.endpoint)
+        monkeypatch.delenv("MEMORY_WORKSPACE_ID", raising=False)
+        results = run(tmp_path, "--backends", "hosted")
+    (size,) = results["sizes"]
+    assert "loopback" not in size["series"]
+    assert size["skipped_backends"] == {}
+    hosted = size["series"]["hosted"]
+    assert hosted["n"] == 6
+    assert hosted["failed_calls"] == 0 and hosted["warnings"] == 0
+    assert hosted["http_requests_per_turn"] == hosted["calls_per_turn"] >= 8
+    remote_counts = remote.info()["counts"]
+    # the same workload was built remotely, plus the hosted turns' writes
+    assert remote_counts["entities"] == 30 and remote_counts["conversations"] == 12
+    assert remote_counts["messages"] >= 300 + 2 * 6
+
+
+def test_turn_benchmark_refuses_a_too_big_hosted_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORY_API_KEY", "never-used")
+    results = run(tmp_path, "--backends", "hosted", "--hosted-max-messages", "100")
+    reason = results["sizes"][0]["skipped_backends"]["hosted"]
+    assert "--hosted-max-messages 100" in reason

@@ -32,6 +32,8 @@ def test_demo_runs_end_to_end_and_leaves_data_that_info_counts(tmp_path: Path) -
     assert "-> vector" in out and "-> text" in out and "-> hybrid" in out
     assert "(Alex)-[WORKS_AT]->(TechCorp)" in out
     assert "(Alex)-[SIBLING_OF]<-(Priya)" in out
+    assert "add_entity('neovim') reused the extracted 'Neovim': True" in out
+    assert "[graph] (Sam)-[LIVES_IN]->(Pune)" in out
     prompt = out.split("The prompt the model received in session 2:")[1]
     assert "| Relevant long-term memory about this user" in prompt
     assert "[cross-session] I take my coffee with oat milk." in prompt
@@ -47,8 +49,10 @@ def test_demo_runs_end_to_end_and_leaves_data_that_info_counts(tmp_path: Path) -
     assert facts["counts"]["workspaces"] == 2
     assert facts["counts"]["conversations"] == 4
     assert facts["counts"]["messages"] == 8 + 6
-    assert facts["counts"]["entities"] == 5
-    assert facts["counts"]["relationships"] == 4
+    # Extracted from the messages: Alex, TechCorp, Delhi, Bangalore, Python, Neovim, Nandi
+    # Hills, Priya (engine demo) and Sam, Pune (chat demo); six edges of Alex's, Sam's one.
+    assert facts["counts"]["entities"] == 10
+    assert facts["counts"]["relationships"] == 7
 
 
 def test_demo_text_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,3 +30,7 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
     assert "WORKS_AT" in run.stdout and "TechCorp" in run.stdout
     assert (tmp_path / "memory.db").exists()
     assert "[cross-session] I moved to Bangalore in May." in run.stdout
+    assert "extracted (Alex)-[WORKS_AT]->(TechCorp)" in run.stdout
+    assert "extracted (Alex)-[LIVES_IN]->(Bangalore)" in run.stdout
+    assert "reused: True TechCorp" in run.stdout
+    assert "[{'who': 'Alex', 'org': 'TechCorp'}]" in run.stdout

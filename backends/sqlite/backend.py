@@ -9,9 +9,10 @@ one transaction. A refused or failed call therefore writes nothing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from nams_local.backend import (
     DEFAULT_LIST_LIMIT,
@@ -20,7 +21,14 @@ from nams_local.backend import (
     MemoryBackend,
 )
 from nams_local.embeddings import Embedder, default_embedder
-from nams_local.errors import InvalidInputError, NotSupportedError
+from nams_local.errors import InvalidInputError
+from nams_local.extraction import (
+    ExtractiveSummariser,
+    Extractor,
+    RuleExtractor,
+    SkipEntity,
+    Summariser,
+)
 from nams_local.models import (
     Context,
     Conversation,
@@ -62,8 +70,19 @@ from nams_local.validation import (
 )
 
 from . import conversations, entities, tiers
+from . import cypher as cypher_graph
 from . import reasoning as steps_store
+from .cypher_text import prepare as prepare_cypher
 from .driver import DriverChoice
+from .legacy import LegacyMemory
+from .pipeline import (
+    DEFAULT_OBSERVATION_EVERY,
+    DEFAULT_REFLECTION_EVERY,
+    ExtractionMode,
+    Pipeline,
+    PipelineConfig,
+)
+from .resolution import DEFAULT_CANDIDATE_THRESHOLD, Resolution
 from .search import DEFAULT_HYBRID_WEIGHT
 from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text
 from .vectors import Vector, Vectors
@@ -89,6 +108,21 @@ class SQLiteBackend(MemoryBackend):
         driver: the DB-API module: ``"auto"`` (sqlean, which can load extensions),
             ``"sqlean"`` or ``"sqlite3"`` (the standard module; usually no extensions, so
             vectors use the numpy index).
+        extraction: ``"sync"`` (messages are extracted before ``add_message`` returns),
+            ``"background"`` (a task per conversation; see ``wait_for_extraction``) or
+            ``"off"`` (no extraction, no observations or reflections).
+        extractor: turns messages into entities and relationships; default the offline
+            ``RuleExtractor``; ``None`` extracts nothing (summaries still run).
+        skip_entity: replaces the meta-entity guard (provider-behavior §6.4) that drops
+            extracted names such as "memory" or "preferences".
+        summariser: writes observations and reflections; default the offline
+            ``ExtractiveSummariser``; ``None`` writes none.
+        observation_every: messages per observation; ``reflection_every``: observations
+            per reflection (which supersedes the previous one).
+        entity_aliases: alias → canonical name; an entity added under an alias reuses the
+            canonical entity (with ``resolution``-style matching on both sides).
+        merge_candidate_threshold: similarity (0..1] from which a near name of the same
+            type is reported as a merge candidate when an entity is added.
     """
 
     def __init__(
@@ -101,14 +135,36 @@ class SQLiteBackend(MemoryBackend):
         vector_index: VectorIndexChoice = "auto",
         hybrid_weight: float = DEFAULT_HYBRID_WEIGHT,
         driver: DriverChoice = "auto",
+        extraction: ExtractionMode = "sync",
+        extractor: Extractor | Literal["default"] | None = "default",
+        skip_entity: SkipEntity | None = None,
+        summariser: Summariser | Literal["default"] | None = "default",
+        observation_every: int = DEFAULT_OBSERVATION_EVERY,
+        reflection_every: int = DEFAULT_REFLECTION_EVERY,
+        entity_aliases: Mapping[str, str] | None = None,
+        merge_candidate_threshold: float = DEFAULT_CANDIDATE_THRESHOLD,
         _store: SQLiteStore | None = None,
     ) -> None:
         check_required(workspace, "workspace")
         if not 0.0 <= hybrid_weight <= 1.0:
             raise InvalidInputError("hybrid_weight must be from 0 to 1")
+        if extraction not in ("sync", "background", "off"):
+            raise InvalidInputError("extraction must be 'sync', 'background' or 'off'")
+        if observation_every < 1 or reflection_every < 1:
+            raise InvalidInputError("observation_every and reflection_every must be >= 1")
         if _store is None:
             chosen = (embedder or default_embedder()) if embeddings else None
-            _store = SQLiteStore(path, embedder=chosen, vector_index=vector_index, driver=driver)
+            try:
+                resolution = Resolution(entity_aliases or {}, merge_candidate_threshold)
+            except ValueError as error:
+                raise InvalidInputError(str(error)) from None
+            _store = SQLiteStore(
+                path,
+                embedder=chosen,
+                vector_index=vector_index,
+                driver=driver,
+                resolution=resolution,
+            )
             self._owns_store = True
         else:
             self._owns_store = False
@@ -116,19 +172,45 @@ class SQLiteBackend(MemoryBackend):
         self.workspace = workspace
         self.hybrid_weight = hybrid_weight
         self._ctx = Ctx(_store, workspace)
+        chosen_extractor = RuleExtractor() if extractor == "default" else extractor
+        # The default summariser's facts come from the rule extractor; sharing the
+        # engine's (and its cache) means each message is analysed once.
+        rules = chosen_extractor if isinstance(chosen_extractor, RuleExtractor) else None
+        self._pipeline_config = PipelineConfig(
+            extractor=chosen_extractor,
+            summariser=(
+                ExtractiveSummariser(extractor=rules or RuleExtractor())
+                if summariser == "default"
+                else summariser
+            ),
+            mode=extraction,
+            skip_entity=skip_entity,
+            observation_every=observation_every,
+            reflection_every=reflection_every,
+        )
+        self._pipeline = Pipeline(self, self._pipeline_config)
         self._capabilities = Capabilities(
             relationship_writes=True,
             entity_by_name=True,
             user_message_search=True,
             graph_neighbourhood=True,
             vector_search=_store.vectors is not None,
-            cypher_query=False,
+            cypher_query=True,
         )
 
     def for_workspace(self, workspace: str) -> SQLiteBackend:
         """Another workspace of the same store; closing it leaves the store open."""
+        config = self._pipeline_config
         return SQLiteBackend(
-            workspace=workspace, hybrid_weight=self.hybrid_weight, _store=self._store
+            workspace=workspace,
+            hybrid_weight=self.hybrid_weight,
+            extraction=config.mode,
+            extractor=config.extractor,
+            skip_entity=config.skip_entity,
+            summariser=config.summariser,
+            observation_every=config.observation_every,
+            reflection_every=config.reflection_every,
+            _store=self._store,
         )
 
     @property
@@ -215,7 +297,14 @@ class SQLiteBackend(MemoryBackend):
         check_metadata(metadata)
         message = NewMessage(role=role, content=content, metadata=metadata)
         embedded = await self._embed([content])
-        stored = await self._run(conversations.add_messages, conversation_id, [message], embedded)
+        stored = await self._run(
+            conversations.add_messages,
+            conversation_id,
+            [message],
+            embedded,
+            self._pipeline.queues_messages,
+        )
+        await self._pipeline.after_write(conversation_id, [stored[0].id])
         return stored[0]
 
     async def add_messages(
@@ -223,9 +312,26 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[Message]:
         check_messages(messages)
         embedded = await self._embed([m.content for m in messages])
-        return await self._run(
-            conversations.add_messages, conversation_id, list(messages), embedded
+        stored = await self._run(
+            conversations.add_messages,
+            conversation_id,
+            list(messages),
+            embedded,
+            self._pipeline.queues_messages,
         )
+        await self._pipeline.after_write(conversation_id, [m.id for m in stored])
+        return stored
+
+    async def wait_for_extraction(self, conversation_id: str | None = None) -> None:
+        """Return once queued extraction and summaries of ``conversation_id`` (default:
+        every conversation) are written. Immediate in ``"sync"`` and ``"off"`` modes."""
+        await self._pipeline.wait(conversation_id)
+
+    async def resume_extraction(self) -> int:
+        """Extract what a previous process left ``pending`` (background mode stopped
+        mid-queue): queued in background mode, done before returning in sync mode.
+        Returns how many conversations had pending messages."""
+        return await self._pipeline.resume()
 
     async def list_messages(
         self, conversation_id: str, limit: int = DEFAULT_LIST_LIMIT
@@ -281,7 +387,9 @@ class SQLiteBackend(MemoryBackend):
         name = check_required(name, "name")
         type = check_required(type, "type")
         check_string_map(properties, "entity properties")
-        vector = await self._embed([entity_text(name, description)])
+        # A name that resolves to an existing entity is reused: embed only new ones.
+        known = await self._run(entities.find_entity, name, type)
+        vector = None if known else await self._embed([entity_text(name, description)])
         return await self._run(entities.add_entity, name, type, description, properties, vector)
 
     async def list_entities(self, type: str | None = None) -> list[Entity]:
@@ -391,7 +499,11 @@ class SQLiteBackend(MemoryBackend):
 
     # -- query -----------------------------------------------------------------------
     async def query(self, cypher: str, params: dict[str, Any] | None = None) -> QueryResult:
-        raise NotSupportedError("read-only Cypher is not available in this version of the engine")
+        """Read-only Cypher (the subset in ``cypher.SUPPORTED``); writes are refused before
+        anything is read, and the interpreter runs off the database thread."""
+        statement = prepare_cypher(check_required(cypher, "cypher"), params)
+        graph = await self._read(cypher_graph.load_graph)
+        return await asyncio.to_thread(cypher_graph.run_statement, graph, statement)
 
     # -- extensions ------------------------------------------------------------------
     async def add_relationship(
@@ -448,7 +560,16 @@ class SQLiteBackend(MemoryBackend):
         check_limit(depth, name="depth", maximum=5)
         return await self._run(entities.neighbourhood, entity_id, depth)
 
+    # -- legacy memory (bridge) --
+    # Sessions, preferences, facts, task traces and tool stats (the original agent-memory
+    # concepts the hosted API lacks) live in ``legacy.py``; the TCK bridge uses them too.
+    @functools.cached_property
+    def legacy(self) -> LegacyMemory:
+        """The legacy memory API of this workspace (same store, same transaction rules)."""
+        return LegacyMemory(self._store, self._ctx, self._embed)
+
     # -- lifecycle -------------------------------------------------------------------
     async def aclose(self) -> None:
+        await self._pipeline.aclose()
         if self._owns_store:
             self._store.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, delete, select, text, update
+from sqlalchemy import Row, delete, insert, select, text, update
 
 from nams_local.errors import NotSupportedError
 from nams_local.models import (
@@ -100,8 +100,13 @@ def add_messages(
     conversation_id: str,
     messages: Sequence[NewMessage],
     embedded: Vectors | None,
+    extract: bool = False,
 ) -> list[Message]:
-    """Write messages (already validated) with their text and vector index entries."""
+    """Write messages (already validated) with their text and vector index entries.
+
+    ``extract`` queues user and assistant messages for extraction (a ``pending`` unit
+    each, in the same transaction, so no message is ever stored without its unit).
+    """
     conv = conversation_row(ctx, conversation_id)
     vectors = ctx.vectors
     stamp = now()
@@ -128,6 +133,13 @@ def add_messages(
             for pk, row in zip(pks, rows, strict=True)
         ],
     )
+    units = [
+        {"message_pk": pk, "status": "pending", "attempts": 0}
+        for pk, row in zip(pks, rows, strict=True)
+        if extract and row["role"] in ("user", "assistant")
+    ]
+    if units:
+        conn.execute(insert(s.extraction_units), units)
     if vectors is not None and embedded is not None:
         part = message_partition(ctx.workspace, conv.user_id)
         vectors.messages.add(conn, [(pk, part, conv.id) for pk in pks], embedded)

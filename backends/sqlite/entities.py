@@ -22,6 +22,7 @@ from nams_local.models import (
     EntityMention,
     EntityRelationship,
     FeedbackResult,
+    MergeCandidate,
     MergeResult,
     Relationship,
     SearchMode,
@@ -42,6 +43,7 @@ __all__ = [
     "delete_relationship",
     "entity_feedback",
     "entity_row",
+    "find_entity",
     "get_entity",
     "get_entity_by_name",
     "get_graph",
@@ -91,7 +93,21 @@ def add_entity(
     description: str | None,
     properties: dict[str, str] | None,
     vector: Vectors | None,
+    *,
+    source_stage: str = "api",
+    confidence: float = 1.0,
+    candidates: bool = True,
 ) -> Entity:
+    """Create the entity, or return the existing one ``name`` resolves to (``reused``).
+
+    A reused entity gains the description if it had none and any new property keys;
+    nothing it already holds is overwritten. A new entity lists near names of its type
+    as ``merge_candidates`` (when ``candidates``). See ``resolution.py``.
+    """
+    mirror = ctx.store.graph(ctx.workspace)
+    existing = mirror.find(name, type_)
+    if existing is not None:
+        return _reuse(ctx, existing, description, properties)
     stamp = now()
     values = {
         "id": new_id(),
@@ -101,15 +117,60 @@ def add_entity(
         "type": type_,
         "description": description,
         "properties": dumps(properties or {}),
-        "confidence": 1.0,
-        "source_stage": "api",
+        "confidence": confidence,
+        "source_stage": source_stage,
         "created_at": stamp,
         "updated_at": stamp,
     }
     (pk,) = insert_rows(ctx.conn, e, [values])
+    id_ = str(values["id"])
+    if vector is None and ctx.vectors is not None:
+        # Only when a concurrent delete made a name we planned to reuse new again.
+        vector = ctx.vectors.embedder.embed([entity_text(name, description)])
     _index(ctx, pk, name, type_, description, vector)
-    ctx.store.graph(ctx.workspace).add_node(str(values["id"]), name, type_, description)
-    return to_entity(entity_row(ctx, str(values["id"])))
+    mirror.add_node(id_, name, type_, description)
+    entity = to_entity(entity_row(ctx, id_))
+    entity.reused = False
+    if candidates:
+        near = mirror.candidates(name, type_, exclude=id_)
+        if near:
+            nodes = mirror.graph.nodes
+            entity.merge_candidates = [
+                MergeCandidate(
+                    id=other, name=nodes[other]["name"], type=nodes[other]["type"], similarity=sim
+                )
+                for other, sim in near
+            ]
+    return entity
+
+
+def _reuse(
+    ctx: Ctx, entity_id: str, description: str | None, properties: dict[str, str] | None
+) -> Entity:
+    row = entity_row(ctx, entity_id)
+    values: dict[str, Any] = {}
+    if description and not row.description:
+        values["description"] = description
+    held = loads(row.properties)
+    added = {k: v for k, v in (properties or {}).items() if k not in held}
+    if added:
+        values["properties"] = dumps({**held, **added})
+    if values:
+        values["updated_at"] = now()
+        ctx.conn.execute(update(e).where(e.c.pk == row.pk).values(**values))
+        if "description" in values:
+            # Text index gains the description; the vector keeps the name's embedding.
+            _index(ctx, row.pk, row.name, row.type, description, None)
+            ctx.store.graph(ctx.workspace).add_node(row.id, row.name, row.type, description)
+        row = entity_row(ctx, entity_id)
+    entity = to_entity(row)
+    entity.reused = True
+    return entity
+
+
+def find_entity(ctx: Ctx, name: str, type_: str) -> str | None:
+    """The id of the active entity ``name`` of ``type_`` resolves to, if any."""
+    return ctx.store.graph(ctx.workspace).find(name, type_)
 
 
 def list_entities(ctx: Ctx, type_: str | None) -> list[Entity]:

@@ -3,6 +3,8 @@
 SQLite is the truth; the mirror is built from it on first use after the store opens and
 kept in step by every write, so neighbourhood questions (who is within two hops of Alex?)
 are answered in memory without recursive SQL. Merged (inert) entities are not in it.
+It also indexes entities by type and resolution key, so "is this name an entity we
+already have?" (``find``) costs a dict lookup on every write.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from sqlalchemy import Connection, select
 from nams_local.models import EntityGraph, GraphEdge, GraphNode
 
 from . import schema as s
+from .resolution import Resolution
 from .rows import loads
 
 __all__ = ["EntityGraphMirror"]
@@ -23,12 +26,18 @@ __all__ = ["EntityGraphMirror"]
 class EntityGraphMirror:
     """Entities as nodes (keyed by id), relationships as keyed edges of a MultiDiGraph."""
 
-    def __init__(self) -> None:
+    def __init__(self, resolution: Resolution | None = None) -> None:
         self.graph: Any = nx.MultiDiGraph()
+        self.resolution = resolution or Resolution()
+        #: (type, key) → ids of active entities with that key, oldest first.
+        self._by_key: dict[tuple[str, str], list[str]] = {}
+        self._key_of: dict[str, tuple[str, str]] = {}
 
     @classmethod
-    def load(cls, conn: Connection, workspace: str) -> EntityGraphMirror:
-        mirror = cls()
+    def load(
+        cls, conn: Connection, workspace: str, resolution: Resolution | None = None
+    ) -> EntityGraphMirror:
+        mirror = cls(resolution)
         e = s.entities
         # Creation order, as the incremental updates build it: a rebuilt mirror lists the
         # same nodes and edges in the same order as the one it replaces.
@@ -55,11 +64,43 @@ class EntityGraphMirror:
         return mirror
 
     def add_node(self, id_: str, name: str, type_: str, description: str | None) -> None:
+        """Add an entity, or update it (a rename re-keys it)."""
         self.graph.add_node(id_, name=name, type=type_, description=description)
+        self._unkey(id_)
+        slot = self._slot(name, type_)
+        self._by_key.setdefault(slot, []).append(id_)
+        self._key_of[id_] = slot
 
     def remove_node(self, id_: str) -> None:
         if self.graph.has_node(id_):
             self.graph.remove_node(id_)
+        self._unkey(id_)
+
+    def _slot(self, name: str, type_: str) -> tuple[str, str]:
+        return (type_.strip().casefold(), self.resolution.key(name, type_))
+
+    def _unkey(self, id_: str) -> None:
+        slot = self._key_of.pop(id_, None)
+        if slot is not None:
+            ids = self._by_key[slot]
+            ids.remove(id_)
+            if not ids:
+                del self._by_key[slot]
+
+    def find(self, name: str, type_: str) -> str | None:
+        """The oldest active entity that ``name`` of ``type_`` resolves to, if any."""
+        ids = self._by_key.get(self._slot(name, type_))
+        return ids[0] if ids else None
+
+    def candidates(self, name: str, type_: str, exclude: str) -> list[tuple[str, float]]:
+        """Near matches of ``name`` among entities of ``type_``: ``(id, similarity)``."""
+        type_key, key = self._slot(name, type_)
+        others = (
+            (ids[0], other)
+            for (t, other), ids in self._by_key.items()
+            if t == type_key and ids[0] != exclude
+        )
+        return self.resolution.candidates(key, others)
 
     def add_edge(
         self,

@@ -36,6 +36,7 @@ __all__ = [
     "schema_version",
     "steps",
     "tool_calls",
+    "user_entities",
 ]
 
 #: Bump when the schema changes; ``store.py`` refuses a database from a newer version.
@@ -209,6 +210,18 @@ extraction_units = Table(
     Column("error", Text, nullable=True),
 )
 
+#: The person entity that stands for a user of a workspace: extraction binds "I" (and an
+#: assistant's "you") to it, and renames it once a message states the user's name.
+user_entities = Table(
+    "user_entities",
+    metadata,
+    Column("workspace", Text, primary_key=True),
+    Column("user_id", Text, primary_key=True),
+    Column("entity_pk", Integer, ForeignKey("entities.pk", ondelete="CASCADE"), nullable=False),
+    #: 1 once the entity carries the user's stated name (else it is a placeholder).
+    Column("named", Integer, nullable=False, default=0),
+)
+
 #: Full-text indexes: ``body`` is searched (porter-stemmed BM25); ``scope`` holds
 #: workspace / user / conversation tokens so a scoped search is an FTS intersection.
 FTS_DDL = (
@@ -221,3 +234,105 @@ FTS_RANK = (
     "INSERT INTO messages_fts(messages_fts, rank) VALUES('rank', 'bm25(1.0, 0.0)')",
     "INSERT INTO entities_fts(entities_fts, rank) VALUES('rank', 'bm25(1.0, 0.0)')",
 )
+
+
+# -- legacy memory (bridge) -----------------------------------------------------------------
+# Concepts of the original agent-memory package that the hosted API lacks: sessions named by
+# free strings, preferences, facts, task traces with numbered steps and JSON tool calls.
+# They live in the same workspaces as everything else (see ``backends/sqlite/legacy.py``).
+
+#: A free-form session name ↔ the conversation that holds its messages.
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("pk", Integer, primary_key=True),
+    Column("workspace", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    _owned_by_conversation(),
+    Index("ux_sessions_ws_session", "workspace", "session_id", unique=True),
+    Index("ix_sessions_conversation", "conversation_pk"),
+)
+
+preferences = Table(
+    "preferences",
+    metadata,
+    *_identity(),
+    Column("category", Text, nullable=False),
+    Column("preference", Text, nullable=False),
+    Column("context", Text, nullable=True),
+    Column("created_at", Text, nullable=False),
+    Index("ix_preferences_ws_category", "workspace", "category"),
+)
+
+facts = Table(
+    "facts",
+    metadata,
+    *_identity(),
+    Column("subject", Text, nullable=False),
+    Column("predicate", Text, nullable=False),
+    Column("object", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Index("ix_facts_ws_subject", "workspace", "subject"),
+)
+
+traces = Table(
+    "traces",
+    metadata,
+    *_identity(),
+    Column("session_id", Text, nullable=False),
+    Column("task", Text, nullable=False),
+    Column("outcome", Text, nullable=True),
+    #: NULL until completed; then 0 or 1.
+    Column("success", Integer, nullable=True),
+    Column("started_at", Text, nullable=False),
+    Column("completed_at", Text, nullable=True),
+    Index("ix_traces_ws_session", "workspace", "session_id"),
+)
+
+trace_steps = Table(
+    "trace_steps",
+    metadata,
+    *_identity(),
+    Column("trace_pk", Integer, ForeignKey("traces.pk", ondelete="CASCADE"), nullable=False),
+    Column("step_number", Integer, nullable=False),
+    Column("thought", Text, nullable=True),
+    Column("action", Text, nullable=True),
+    Column("observation", Text, nullable=True),
+    Column("created_at", Text, nullable=False),
+    Index("ux_trace_steps_number", "trace_pk", "step_number", unique=True),
+)
+
+#: Tool calls of trace steps: ``arguments`` and ``result`` are JSON text of any JSON type.
+trace_tool_calls = Table(
+    "trace_tool_calls",
+    metadata,
+    *_identity(),
+    Column("step_pk", Integer, ForeignKey("trace_steps.pk", ondelete="CASCADE"), nullable=False),
+    Column("tool_name", Text, nullable=False),
+    Column("arguments", Text, nullable=False),
+    Column("result", Text, nullable=True),
+    Column("status", Text, nullable=False),
+    Column("duration_ms", Integer, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("created_at", Text, nullable=False),
+    Index("ix_trace_tool_calls_step", "step_pk", "pk"),
+    Index("ix_trace_tool_calls_ws_tool", "workspace", "tool_name"),
+)
+
+#: The canonical name an explicit merge gave an entity (``merge_duplicate_entities``).
+entity_canonical_names = Table(
+    "entity_canonical_names",
+    metadata,
+    Column("entity_pk", Integer, ForeignKey("entities.pk", ondelete="CASCADE"), primary_key=True),
+    Column("canonical_name", Text, nullable=False),
+)
+
+__all__ += [
+    "entity_canonical_names",
+    "facts",
+    "preferences",
+    "sessions",
+    "trace_steps",
+    "trace_tool_calls",
+    "traces",
+]

@@ -27,6 +27,7 @@ from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 from . import schema as s
 from .driver import DriverChoice, DriverInfo, open_engine
 from .graph import EntityGraphMirror
+from .resolution import Resolution
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
 
 logger = logging.getLogger("nams_local.sqlite")
@@ -69,8 +70,11 @@ class SQLiteStore:
         embedder: Embedder | None,
         vector_index: VectorIndexChoice = "auto",
         driver: DriverChoice = "auto",
+        resolution: Resolution | None = None,
     ) -> None:
         self.path = str(path)
+        #: How entity names resolve to existing entities (aliases, candidate threshold).
+        self.resolution = resolution or Resolution()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nams-sqlite")
         self._closed = False
         self._lock = threading.Lock()
@@ -182,7 +186,7 @@ class SQLiteStore:
         """The workspace's graph mirror, built from SQLite on first use (worker thread)."""
         mirror = self._graphs.get(workspace)
         if mirror is None:
-            mirror = EntityGraphMirror.load(self.conn, workspace)
+            mirror = EntityGraphMirror.load(self.conn, workspace, self.resolution)
             self._graphs[workspace] = mirror
         return mirror
 

@@ -5,6 +5,8 @@ imports it, so it must not import any backend, the server or the integrations.
 """
 
 from .guard import EntityCandidate, SkipEntity, is_meta_entity, normalise_name, singular
+from .rules import RuleExtractor
+from .summarise import ExtractiveSummariser, Summariser
 from .types import (
     ENTITY_TYPES,
     SELF,
@@ -23,8 +25,11 @@ __all__ = [
     "ExtractedRelationship",
     "Extraction",
     "ExtractionInput",
+    "ExtractiveSummariser",
     "Extractor",
+    "RuleExtractor",
     "SkipEntity",
+    "Summariser",
     "is_meta_entity",
     "normalise_name",
     "singular",

@@ -8,14 +8,19 @@ provider mode of the TypeScript package (one changed line in app code). With
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..backend import MemoryBackend
 from ..log import MemoryLogger, default_logger
 from ..scope import ScopeLike, as_scope
 from .chat import ChatModel
+from .graph_extraction import ExtractionOptions, extraction_ignored_message
+from .hooks import DEFAULT_SESSION_LIMIT, NamsHooks
+from .lifecycle import HooksConfig, SystemMessageHandler
+from .mcp_tools import McpConfig, PendingTools, connect_mcp_tools
 from .middleware import MemoryChatModel, MemoryConfig, MemoryMiddleware
+from .tools import MemoryToolSet, build_memory_tools
 
 __all__ = ["Nams", "NamsProvider", "create_nams", "create_nams_provider"]
 
@@ -39,12 +44,67 @@ def _open_default() -> MemoryBackend:
 class Nams:
     """Memory modes over one backend. Each ``wrap`` gets its own caches (as in the TS SDK)."""
 
-    def __init__(self, backend: MemoryBackend, config: MemoryConfig) -> None:
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        config: MemoryConfig,
+        *,
+        extraction_model: ChatModel | None = None,
+        extraction_options: ExtractionOptions | Mapping[str, Any] | None = None,
+    ) -> None:
         self.backend = backend
         self.config = config
+        self.extraction_model = extraction_model
+        self.extraction_options = extraction_options
+        self._extraction_warned = False
+
+    def warn_extraction_ignored(self, mode: str) -> None:
+        """Once per instance: an extraction model does nothing outside tools mode (§6)."""
+        if self.extraction_model is not None and not self._extraction_warned:
+            self._extraction_warned = True
+            self.config.logger.warn(extraction_ignored_message(mode))
 
     def middleware(self, scope: ScopeLike) -> MemoryMiddleware:
+        self.warn_extraction_ignored("middleware")
         return MemoryMiddleware(self.backend, as_scope(scope), self.config)
+
+    def tools(self, scope: ScopeLike) -> MemoryToolSet:
+        """``query_memory`` and ``store_memory`` for ``scope``, with their own memory client
+        (conversation cache, log flags, graph extractor when ``extraction_model`` is set)."""
+        return build_memory_tools(
+            self.backend,
+            self.config,
+            scope,
+            extraction_model=self.extraction_model,
+            extraction_options=self.extraction_options,
+        )
+
+    def tools_with_mcp(self, scope: ScopeLike, mcp: McpConfig | None = None) -> PendingTools:
+        """The memory tools of ``tools(scope)`` plus the tools of the MCP server ``mcp``
+        (§5.6). Await the result, or use it as ``async with``; see ``mcp_tools``."""
+        memory = self.tools(scope)
+        return PendingTools(lambda: connect_mcp_tools(memory, mcp, self.config.logger))
+
+    def hooks(
+        self,
+        scope: ScopeLike | None = None,
+        *,
+        hooks: HooksConfig | None = None,
+        on_system_message: SystemMessageHandler | None = None,
+        session_limit: int = DEFAULT_SESSION_LIMIT,
+    ) -> NamsHooks:
+        """Hooks mode (§7): ``load_session``, ``prepare``, ``with_hooks``, ``on_finish``,
+        ``end`` and the lifecycle ``hooks``. ``scope`` gives default ``user_id`` /
+        ``conversation_id`` (each method also takes them per call)."""
+        self.warn_extraction_ignored("hooks")
+        return NamsHooks(
+            self.backend,
+            self.config,
+            scope,
+            hooks=hooks,
+            on_system_message=on_system_message,
+            session_limit=session_limit,
+        )
 
     def wrap(self, model: ChatModel, scope: ScopeLike) -> MemoryChatModel:
         """``model`` with memory for ``scope`` (a ``Scope`` or ``{"user_id": ...}``)."""
@@ -57,8 +117,18 @@ class Nams:
 def create_nams(backend: MemoryBackend | None = None, **config: Any) -> Nams:
     """Options: ``max_memories`` (6, capped at 12), ``persist_interactions`` (True),
     ``cross_session_limit`` (5), ``graph_expansion_limit`` (2), ``lookup_timeout`` (10 s),
-    ``workspace_id``, ``logger`` (anything with ``warn``/``error``)."""
-    return Nams(backend if backend is not None else _open_default(), _config(dict(config)))
+    ``workspace_id``, ``logger`` (anything with ``warn``/``error``); for ``.tools()`` only:
+    ``extraction_model`` (a ``ChatModel`` for graph extraction) and ``extraction_options``
+    (``{"skip_entity": fn}`` or ``ExtractionOptions``)."""
+    options = dict(config)
+    extraction_model: ChatModel | None = options.pop("extraction_model", None)
+    extraction_options = options.pop("extraction_options", None)
+    return Nams(
+        backend if backend is not None else _open_default(),
+        _config(options),
+        extraction_model=extraction_model,
+        extraction_options=extraction_options,
+    )
 
 
 class NamsProvider:

@@ -67,6 +67,23 @@ def _open_root(db: str | Path | None, embeddings: bool | Embedder) -> RootBacken
     return backend
 
 
+def _open_bridge(bridge: str | Path | None, db: str | Path | None) -> Any:
+    """The bridge's own backend (``None`` without a bridge); never the main database."""
+    if bridge is None:
+        return None
+    same = (
+        str(bridge) != ":memory:"
+        and db is not None
+        and str(db) != ":memory:"
+        and Path(bridge).resolve() == Path(db).resolve()
+    )
+    if same:
+        raise ValueError("the bridge needs its own database: clear_all_data wipes it")
+    from nams_local.bridge import open_bridge_backend
+
+    return open_bridge_backend(bridge)
+
+
 def create_app(
     backend: RootBackend | None = None,
     *,
@@ -76,6 +93,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     key_store: ApiKeyStore | None = None,
     pool_size: int = DEFAULT_POOL_SIZE,
+    bridge: str | Path | None = None,
 ) -> FastAPI:
     """Build the app.
 
@@ -93,6 +111,9 @@ def create_app(
         max_body_bytes: larger request bodies are refused with 413.
         key_store: the minted-key table to use instead of opening one.
         pool_size: how many workspace views are kept open.
+        bridge: mount the TCK bridge protocol at ``/bridge`` over its own store in this
+            file (``":memory:"`` recommended); ``None`` (the default) serves no bridge. It
+            must not be ``db``: the bridge's ``clear_all_data`` wipes its store.
     """
     owns_root = backend is None
     if backend is None:
@@ -113,11 +134,15 @@ def create_app(
         owns_root=owns_root,
     )
 
+    bridge_backend = _open_bridge(bridge, db)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            if bridge_backend is not None:
+                await bridge_backend.aclose()
             await state.pool.aclose()
             if state.owns_root:
                 await root.aclose()
@@ -135,6 +160,10 @@ def create_app(
     for router in ROUTERS:
         app.include_router(router)
     install_openapi(app)
+    if bridge_backend is not None:
+        from nams_local.bridge import create_bridge_app
+
+        app.mount("/bridge", create_bridge_app(bridge_backend))
     # Added innermost first: the access log wraps auth, which wraps the body limit.
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     app.add_middleware(AuthMiddleware, authenticator=state.authenticator)

@@ -70,8 +70,14 @@ def run(
     embeddings: bool = True,
     max_body_bytes: int | None = None,
     out: TextIO | None = None,
+    bridge: str | Path | None = None,
 ) -> int:
-    """Serve until SIGINT/SIGTERM; the exit status (0 after a graceful shutdown)."""
+    """Serve until SIGINT/SIGTERM; the exit status (0 after a graceful shutdown).
+
+    ``bridge`` (a database path, usually ``":memory:"``) also serves the TCK bridge at
+    ``/bridge``. It has no authentication and wipes its store on request, so it is refused
+    on any address but loopback (exit status 2).
+    """
     import uvicorn
 
     from nams_local.config import default_db_path
@@ -82,6 +88,13 @@ def run(
     out = out or sys.stdout
     _configure_logging(sys.stderr)
     path = str(db) if db is not None else default_db_path()
+    if bridge is not None and host not in LOOPBACK_HOSTS:
+        print(
+            f"nams-local serve: --bridge serves without authentication, so only on a loopback "
+            f"address (127.0.0.1, ::1, localhost), not {host}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         sock = bind(host, port)
     except OSError as exc:
@@ -93,6 +106,7 @@ def run(
             api_keys=api_keys,
             embeddings=embeddings,
             max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+            bridge=bridge,
         )
     except BaseException:
         sock.close()
@@ -105,6 +119,12 @@ def run(
         file=out,
         flush=True,
     )
+    if bridge is not None:
+        print(
+            f"TCK bridge at http://{shown_host}:{actual_port}/bridge (its own store: {bridge})",
+            file=out,
+            flush=True,
+        )
     if not api_keys and host not in LOOPBACK_HOSTS:
         print(
             "warning: no --api-key on a non-loopback address: anyone who can reach it can "

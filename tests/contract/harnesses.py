@@ -92,8 +92,14 @@ def sqlite_factory(*, on_disk: bool, embeddings: bool) -> HarnessFactory:
         embedder = ctx.load_embedder() if embeddings else None
 
         def open_store() -> SQLiteBackend:
+            # Extraction off: the contract pins what each call does; what extraction adds
+            # on top is tested in tests/extraction.
             return SQLiteBackend(
-                path, embedder=embedder, embeddings=embeddings, workspace=DEFAULT_WORKSPACE
+                path,
+                embedder=embedder,
+                embeddings=embeddings,
+                workspace=DEFAULT_WORKSPACE,
+                extraction="off",
             )
 
         async def open_again() -> MemoryBackend:
@@ -164,7 +170,7 @@ def hosted_factory(*, loopback: bool) -> HarnessFactory:
             from backends.sqlite import SQLiteBackend
             from nams_local.server import create_app
 
-            root = SQLiteBackend(":memory:", embedder=ctx.load_embedder())
+            root = SQLiteBackend(":memory:", embedder=ctx.load_embedder(), extraction="off")
             app = create_app(root)
             lifespan = app.router.lifespan_context(app)
             await lifespan.__aenter__()

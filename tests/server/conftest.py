@@ -22,7 +22,8 @@ BASE_URL = "http://nams.test"
 
 @pytest.fixture
 async def root() -> AsyncIterator[SQLiteBackend]:
-    backend = SQLiteBackend(":memory:", embeddings=False)
+    # Extraction off: these tests pin each route's own effect (tests/extraction covers it).
+    backend = SQLiteBackend(":memory:", embeddings=False, extraction="off")
     try:
         yield backend
     finally:

@@ -301,12 +301,14 @@ async def test_unknown_ids_are_404_and_write_nothing(
     assert (await alice.ok("GET", "/v1/auth/api-keys"))["keys"] == []
 
 
-async def test_cypher_query_is_501_until_the_engine_supports_it(alice: Api) -> None:
+async def test_cypher_writes_and_malformed_queries_are_400(alice: Api) -> None:
     message = assert_error(
-        await alice.post("/v1/query", json={"cypher": "MATCH (n) RETURN n"}), 501
+        await alice.post("/v1/query", json={"cypher": "CREATE (n:Person) RETURN n"}), 400
     )
-    assert "Cypher" in message
+    assert "read-only" in message
+    assert_error(await alice.post("/v1/query", json={"cypher": "MATCH (n RETURN n"}), 400)
     assert_error(await alice.post("/v1/query", json={"params": {}}), 400)
+    assert (await alice.ok("GET", "/v1/entities"))["entities"] == []
 
 
 async def test_unknown_routes_404_and_wrong_methods_405(alice: Api) -> None:

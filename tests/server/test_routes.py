@@ -152,6 +152,7 @@ async def test_entities_round_trip(alice: Api) -> None:
     assert acme["type"] == "organization"  # the TypeScript SDK's spelling alone works
 
     got = await alice.ok("GET", f"/v1/entities/{ann['id']}")
+    assert ann.pop("reused") is False  # only the add response says whether it reused
     assert {k: got[k] for k in ann} == ann and got["relationships"] == []
 
     assert await alice.ok("PUT", f"/v1/entities/{ann['id']}", json={"description": "engineer"}) == {
@@ -271,7 +272,7 @@ async def test_capabilities_exact_shape(alice: Api, vector_client: httpx.AsyncCl
         "userMessageSearch": True,
         "graphNeighbourhood": True,
         "vectorSearch": False,
-        "cypherQuery": False,
+        "cypherQuery": True,
         "searchModes": True,
     }
     with_vectors = await Api(vector_client, "v").ok("GET", "/v1/capabilities")
@@ -366,6 +367,7 @@ async def test_relationship_extension_round_trip(alice: Api) -> None:
 
 async def test_entity_by_name_extension(alice: Api) -> None:
     ann = await alice.ok("POST", "/v1/entities", 201, json={"name": "Ann Lee", "type": "person"})
+    assert ann.pop("reused") is False
     for name in ("Ann Lee", "ann lee", "  ANN   LEE "):
         found = await alice.ok("GET", "/v1/entities/by-name", params={"name": name})
         assert Entity.model_validate(found).id == ann["id"] and found == ann | {

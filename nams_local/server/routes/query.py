@@ -1,4 +1,9 @@
-"""Read-only Cypher: ``POST /v1/query`` (501 on a backend without ``cypher_query``)."""
+"""Read-only Cypher: ``POST /v1/query``.
+
+``200 {columns, rows, stats}`` for a read; the backend raises ``InvalidInputError`` for a
+write clause or Cypher it cannot run (``400``), and ``NotSupportedError`` when it lacks
+``cypher_query`` (``501``) — the app's error handlers turn both into ``{"error": ...}``.
+"""
 
 from __future__ import annotations
 

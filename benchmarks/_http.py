@@ -1,0 +1,67 @@
+"""HTTP plumbing for benchmarks: ``nams-local serve`` on a loopback port, request counting.
+
+The server is the real app under uvicorn (in a thread, so the benchmark's own event loop
+stays free to time the client), serving the very store the in-process figures come from.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import httpx
+
+__all__ = ["CountingTransport", "LoopbackServer"]
+
+
+class LoopbackServer:
+    """uvicorn serving ``app`` on a free loopback port, in a daemon thread."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> LoopbackServer:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        with httpx.Client(timeout=1.0) as client:
+            while True:
+                try:
+                    if client.get(f"http://127.0.0.1:{self.port}/healthz").status_code == 200:
+                        return self
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline or not self.thread.is_alive():
+                    raise RuntimeError("the loopback server did not start")
+                self.thread.join(timeout=0.02)
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+class CountingTransport(httpx.AsyncBaseTransport):
+    """Forwards to ``inner`` and counts the requests: the request budget of a turn."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.requests = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

@@ -1,0 +1,164 @@
+"""Read-only Cypher latency on the local engine, and where the time goes.
+
+A seeded graph of ``--entities`` entities (people, organisations, places, concepts) with
+``--edges-per-entity`` typed relationships each is written through the backend API into an
+in-memory database. Then each query shape the engine supports is run ``--repeats`` times,
+interleaved, through ``SQLiteBackend.query``; beside it, the two parts alone: reading the
+projection from SQLite (``cypher.load_graph``) and interpreting one query on a ready
+projection (``cypher.run_statement``). The projection is read afresh for every query (no
+cache), so the split says what a cache could save.
+
+Run ``python -m benchmarks cypher_latency --help`` for the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import time
+from typing import Any
+
+from backends.sqlite import SQLiteBackend
+from backends.sqlite.cypher import load_graph, run_statement
+from backends.sqlite.cypher_text import prepare
+from backends.sqlite.store import Ctx
+
+from ._common import add_output_options, positive, say
+from ._report import machine
+from .ingest_search import percentile
+
+__all__ = ["QUERIES", "main"]
+
+TYPES = ("person", "organization", "location", "concept")
+RELATIONS = ("KNOWS", "WORKS_AT", "LIVES_IN", "RELATED_TO")
+
+#: One query per supported shape: (name, cypher, params).
+QUERIES: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "label-where-order",
+        "MATCH (p:Person) WHERE p.name STARTS WITH 'person 1' RETURN p.name AS name "
+        "ORDER BY name LIMIT 20",
+        {},
+    ),
+    (
+        "relationship-aliases",
+        "MATCH (p:Person)-[w:WORKS_AT]->(o:Organization) RETURN p.name AS who, "
+        "o.name AS employer LIMIT 50",
+        {},
+    ),
+    (
+        "parameters",
+        "MATCH (p:Entity {name: $name})-[r]->(x) RETURN type(r) AS rel, x.name AS other",
+        {"name": "person 7"},
+    ),
+    ("count", "MATCH (e:Entity) RETURN e.type AS type, count(*) AS n ORDER BY type", {}),
+    (
+        "up-to-two-hops",
+        "MATCH (a:Person {name: $name})-[*1..2]->(c) RETURN DISTINCT c.name LIMIT 20",
+        {"name": "person 3"},
+    ),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks cypher_latency", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--entities", type=positive, default=1000)
+    parser.add_argument("--edges-per-entity", type=positive, default=2)
+    parser.add_argument("--repeats", type=positive, default=20)
+    parser.add_argument("--seed", type=int, default=42)
+    add_output_options(parser)
+    return parser
+
+
+async def _populate(backend: SQLiteBackend, args: argparse.Namespace) -> None:
+    rng = random.Random(args.seed)
+    ids: list[str] = []
+    for n in range(args.entities):
+        type_ = TYPES[n % len(TYPES)]
+        entity = await backend.add_entity(f"{type_} {n // len(TYPES)}", type_, f"entity {n}")
+        ids.append(entity.id)
+    for source in ids:
+        for _ in range(args.edges_per_entity):
+            target = rng.choice(ids)
+            if target != source:
+                await backend.add_relationship(source, target, rng.choice(RELATIONS))
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    return {"p50_ms": percentile(samples, 50), "p95_ms": percentile(samples, 95)}
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
+    backend = SQLiteBackend(":memory:", embeddings=False)
+    try:
+        started = time.perf_counter()
+        await _populate(backend, args)
+        say(args, f"populated {args.entities} entities in {_ms(started) / 1000:.1f} s")
+        ctx = Ctx(backend.store, backend.workspace)
+        statements = {name: prepare(cypher, params) for name, cypher, params in QUERIES}
+        total: dict[str, list[float]] = {name: [] for name, _, _ in QUERIES}
+        interpret: dict[str, list[float]] = {name: [] for name, _, _ in QUERIES}
+        loads: list[float] = []
+        rows: dict[str, int] = {}
+        for _ in range(args.repeats):
+            for name, cypher, params in QUERIES:
+                start = time.perf_counter()
+                result = await backend.query(cypher, params)
+                total[name].append(_ms(start))
+                rows[name] = len(result.rows)
+            start = time.perf_counter()
+            graph = backend.store.run_sync(load_graph, ctx)
+            loads.append(_ms(start))
+            for name, statement in statements.items():
+                start = time.perf_counter()
+                run_statement(graph, statement)
+                interpret[name].append(_ms(start))
+        return {
+            "workload": {
+                "entities": args.entities,
+                "relationships": graph.number_of_edges(),
+                "repeats": args.repeats,
+            },
+            "load_graph": _summary(loads),
+            "queries": {
+                name: {"rows": rows[name], **_summary(total[name]), "interpret": _summary(ms)}
+                for name, ms in interpret.items()
+            },
+            "machine": machine(),
+        }
+    finally:
+        await backend.aclose()
+
+
+def _table(results: dict[str, Any]) -> str:
+    w = results["workload"]
+    lines = [
+        f"Cypher on the local engine: {w['entities']} entities, {w['relationships']} "
+        f"relationships, {w['repeats']} runs per query",
+        f"  read projection from SQLite   p50 {results['load_graph']['p50_ms']:7.1f} ms   "
+        f"p95 {results['load_graph']['p95_ms']:7.1f} ms",
+        f"  {'query':24} {'rows':>5} {'total p50':>10} {'p95':>8} {'interpret p50':>14}",
+    ]
+    for name, q in results["queries"].items():
+        lines.append(
+            f"  {name:24} {q['rows']:5d} {q['p50_ms']:8.1f}ms {q['p95_ms']:6.1f}ms "
+            f"{q['interpret']['p50_ms']:12.1f}ms"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    results = asyncio.run(_run(args))
+    print(_table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
