@@ -6,8 +6,9 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Progress", "add_output_options", "non_negative", "positive", "say"]
+__all__ = ["Progress", "add_output_options", "non_negative", "positive", "say", "time_embed"]
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -74,3 +75,10 @@ class Progress:
             file=sys.stderr,
             flush=True,
         )
+
+
+def time_embed(embedder: Any, texts: list[str]) -> float:
+    """Seconds the bare embedder takes on ``texts`` (the floor ingest is compared with)."""
+    start = time.perf_counter()
+    embedder.embed(texts)
+    return time.perf_counter() - start

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import sys
@@ -35,7 +34,8 @@ from nams_local.extraction.quality import (
 )
 from nams_local.extraction.rules import RuleExtractor, extract_sync
 
-from ._common import add_output_options, positive, say
+from ._common import positive, say
+from ._report import add_report_options, publish
 from .ingest_search import percentile
 
 __all__ = ["main"]
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--errors", action="store_true", help="also list every missed and extra item"
     )
-    add_output_options(parser)
+    add_report_options(parser)
     return parser
 
 
@@ -179,13 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         "quality": {split: report.to_json() for split, report in reports.items()},
         "speed": speed,
     }
-    print(render(results))
+    publish(args, NAME, results, render(results), argv=argv, panels=[])
     if args.errors:
         print("\nMisses and extras (all splits):")
         print("\n".join(f"  {line}" for line in reports["all"].errors))
-    if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
-        say(args, f"[{NAME}] results written to {args.json}")
     return 0
 
 

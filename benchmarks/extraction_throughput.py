@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +30,8 @@ from nams_local.backend import MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 from nams_local.models import NewMessage
 
-from ._common import Progress, add_output_options, positive, say
+from ._common import Progress, positive, say, time_embed
+from ._report import BarGroup, add_report_options, publish
 from ._workload import Turn, Workload, chunks, generate
 
 __all__ = ["main"]
@@ -87,14 +87,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--hashing", action="store_true", help="use the hashing embedder (smoke tests only)"
     )
-    add_output_options(parser)
+    add_report_options(parser)
     return parser
-
-
-def _timed_embed(embedder: BaseEmbedder, texts: list[str]) -> float:
-    start = time.perf_counter()
-    embedder.embed(texts)
-    return time.perf_counter() - start
 
 
 async def _phase(
@@ -121,7 +115,7 @@ async def _phase(
                 texts = [t.content for t in chunk]
                 raw_first = n % 2 == 0
                 if raw_first:
-                    row.raw_seconds += _timed_embed(raw, texts)
+                    row.raw_seconds += time_embed(raw, texts)
                 start = time.perf_counter()
                 if batch == 1:
                     await engine.add_message(conversation.id, chunk[0].role, chunk[0].content)
@@ -132,7 +126,7 @@ async def _phase(
                     )
                 row.engine_seconds += time.perf_counter() - start
                 if not raw_first:
-                    row.raw_seconds += _timed_embed(raw, texts)
+                    row.raw_seconds += time_embed(raw, texts)
                 row.messages += len(chunk)
                 progress.update(row.messages, row.engine_seconds)
         counts = engine.info()["counts"]
@@ -193,23 +187,23 @@ def _table(rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     rows = asyncio.run(_run(args))
-    print(_table(rows))
     bulk = next(r for r in rows if r.label == "bulk, extraction sync")
     verdict = "met" if bulk.ratio >= TARGET_RATIO else "MISSED"
-    print(
-        f"\nbulk ingest with extraction = {bulk.ratio:.2f}x the raw embedder on the same "
-        f"texts (target >= {TARGET_RATIO}x: {verdict})"
+    table = (
+        f"{_table(rows)}\n\nbulk ingest with extraction = {bulk.ratio:.2f}x the raw embedder on "
+        f"the same texts, same run (target >= {TARGET_RATIO}x: {verdict})"
     )
-    if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "benchmark": "extraction_throughput",
-                    "embedder": "hashing" if args.hashing else "default",
-                    "rows": [r.as_dict() for r in rows],
-                    "target_ratio": TARGET_RATIO,
-                },
-                indent=2,
-            )
-        )
+    results = {
+        "embedder": "hashing" if args.hashing else "default",
+        "rows": [r.as_dict() for r in rows],
+        "target_ratio": TARGET_RATIO,
+    }
+    panel = BarGroup(
+        title="ingest / raw embedder, same texts, same run",
+        ylabel="ratio",
+        categories=[r.label for r in rows],
+        values={"ratio": [r.ratio for r in rows]},
+        target=TARGET_RATIO,
+    )
+    publish(args, "extraction_throughput", results, table, argv=argv, panels=[panel])
     return 0

@@ -40,7 +40,7 @@ from nams_local.backend import DEFAULT_SEARCH_LIMIT, MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 from nams_local.models import NewMessage, SearchMode
 
-from ._common import Progress, add_output_options, non_negative, positive, say
+from ._common import Progress, add_output_options, non_negative, positive, say, time_embed
 from ._workload import Workload, chunks, count_tokens, distinct_queries, generate
 
 __all__ = ["main"]
@@ -183,12 +183,6 @@ def _batches(workload: Workload, size: int) -> list[tuple[int, list[str], list[s
     return out
 
 
-def _time_embed(embedder: BaseEmbedder, texts: list[str]) -> float:
-    start = time.perf_counter()
-    embedder.embed(texts)
-    return time.perf_counter() - start
-
-
 async def _ingest_messages(
     backend: SQLiteBackend,
     raw_embedder: BaseEmbedder | None,
@@ -210,12 +204,12 @@ async def _ingest_messages(
         new = [NewMessage(role=r, content=c) for r, c in zip(roles, contents, strict=True)]
         raw_first = n % 2 == 0
         if raw_embedder is not None and raw_first:
-            raw_seconds += _time_embed(raw_embedder, contents)
+            raw_seconds += time_embed(raw_embedder, contents)
         start = time.perf_counter()
         stored = await backend.add_messages(conv_ids[conv_index], new)
         ingest_seconds += time.perf_counter() - start
         if raw_embedder is not None and not raw_first:
-            raw_seconds += _time_embed(raw_embedder, contents)
+            raw_seconds += time_embed(raw_embedder, contents)
         tokens += sum(m.token_count or 0 for m in stored)
         done += len(stored)
         progress.update(done, ingest_seconds)

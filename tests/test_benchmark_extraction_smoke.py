@@ -13,10 +13,12 @@ from benchmarks.extraction_quality import main
 def test_extraction_quality_benchmark_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "r.json"
-    assert main(["--repeat", "1", "--quiet", "--errors", "--json", str(out)]) == 0
+    readme = tmp_path / "README.md"
+    args = ["--repeat", "1", "--quiet", "--errors", "--results", str(tmp_path)]
+    assert main([*args, "--readme", str(readme)]) == 0
     printed = capsys.readouterr().out
-    results = json.loads(out.read_text())
+    results = json.loads((tmp_path / "extraction_quality.json").read_text())
+    assert "<!-- bench:extraction_quality -->" in readme.read_text()
 
     corpus = results["corpus"]
     assert corpus["messages"] >= 60
