@@ -102,18 +102,39 @@ class Sentence:
     clause_starts: list[int] | None = None
 
 
+#: A sentence longer than this is cut at spaces into pieces of at most this length: the
+#: patterns look across a sentence, so unbounded sentences would make hostile input (one
+#: 30,000-character "sentence") cost quadratic time. Chat sentences are far shorter.
+MAX_SENTENCE_CHARS = 400
+#: How far back from a sentence end an abbreviation ("Dr.", "e.g.") can start.
+_ABBREVIATION_REACH = 12
+
+
 def split_sentences(text: str) -> list[Sentence]:
     out: list[Sentence] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
-        piece = text[start : match.start()]
-        if _ABBREVIATION.search(piece):
+        tail = text[max(start, match.start() - _ABBREVIATION_REACH) : match.start()]
+        if _ABBREVIATION.search(tail):
             continue
-        out.append(_sentence(text, start, match.start()))
+        out.extend(_bounded(text, start, match.start()))
         start = match.end()
     if start < len(text):
-        out.append(_sentence(text, start, len(text)))
+        out.extend(_bounded(text, start, len(text)))
     return [s for s in out if s.text.strip()]
+
+
+def _bounded(text: str, start: int, end: int) -> list[Sentence]:
+    """The sentence ``text[start:end]``, cut at spaces into pieces of bounded length."""
+    pieces: list[Sentence] = []
+    while end - start > MAX_SENTENCE_CHARS:
+        cut = text.rfind(" ", start + 1, start + MAX_SENTENCE_CHARS)
+        if cut <= start:
+            cut = start + MAX_SENTENCE_CHARS
+        pieces.append(_sentence(text, start, cut))
+        start = cut
+    pieces.append(_sentence(text, start, end))
+    return pieces
 
 
 def _sentence(text: str, start: int, end: int) -> Sentence:

@@ -26,10 +26,12 @@ both spellings end up on one node.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import itertools
 import re
 from collections import OrderedDict
+from dataclasses import replace
 
 from .candidates import (
     GUESS,
@@ -196,7 +198,11 @@ class RuleExtractor:
         if found is not None:
             self._cache.move_to_end(key)
             return found
-        found = extract_sync(message)
+        if len(message.text) > INLINE_CHARS:
+            # Long text: a thread, so a server's event loop never stalls on it.
+            found = await asyncio.to_thread(extract_sync, message)
+        else:
+            found = extract_sync(message)
         if self.cache_size > 0:
             self._cache[key] = found
             if len(self._cache) > self.cache_size:
@@ -204,8 +210,18 @@ class RuleExtractor:
         return found
 
 
+#: Only the first this many characters of a message are read: chat turns are far shorter,
+#: and it bounds the work a hostile message can cause (about 0.2 s at worst).
+MAX_TEXT_CHARS = 20_000
+#: Messages longer than this are extracted on a worker thread instead of inline.
+INLINE_CHARS = 2_000
+
+
 def extract_sync(message: ExtractionInput) -> Extraction:
     """The extraction itself, synchronous (the benchmark and tests time it directly)."""
+    if len(message.text) > MAX_TEXT_CHARS:
+        cut = message.text.rfind(" ", 0, MAX_TEXT_CHARS)
+        message = replace(message, text=message.text[: cut if cut > 0 else MAX_TEXT_CHARS])
     state = _Message(message)
     for sentence in state.sentences:
         sentence.candidates = find_candidates(state.text, sentence)

@@ -33,6 +33,18 @@ _FILLER = re.compile(
 )
 
 
+#: Only the start of a (huge) message is read, and a kept sentence is clipped, so one
+#: pasted document cannot turn into a document-sized observation.
+MAX_READ_CHARS = 20_000
+MAX_SENTENCE_CHARS = 300
+
+
+def _clip(sentence: str) -> str:
+    if len(sentence) <= MAX_SENTENCE_CHARS:
+        return sentence
+    return sentence[: MAX_SENTENCE_CHARS - 1].rstrip() + "…"
+
+
 @runtime_checkable
 class Summariser(Protocol):
     """Writes observation and reflection text."""
@@ -84,8 +96,8 @@ class ExtractiveSummariser:
     async def observe(self, messages: Sequence[Turn]) -> str:
         scored: list[tuple[float, int, str]] = []
         for role, text in messages:
-            for match in _SENTENCE.finditer(text):
-                sentence = " ".join(match.group().split())
+            for match in _SENTENCE.finditer(text[:MAX_READ_CHARS]):
+                sentence = _clip(" ".join(match.group().split()))
                 score = _salience(sentence)
                 if score > 0:
                     scored.append((score, len(scored), f"{role.capitalize()}: {sentence}"))
