@@ -69,7 +69,7 @@ from nams_local.validation import (
     check_tool_call,
 )
 
-from . import conversations, entities, tiers
+from . import conversations, entities, extraction, tiers
 from . import cypher as cypher_graph
 from . import reasoning as steps_store
 from .cypher_text import prepare as prepare_cypher
@@ -297,29 +297,29 @@ class SQLiteBackend(MemoryBackend):
         check_metadata(metadata)
         message = NewMessage(role=role, content=content, metadata=metadata)
         embedded = await self._embed([content])
-        stored = await self._run(
-            conversations.add_messages,
+        [stored], start = await self._run(
+            extraction.store_messages,
             conversation_id,
             [message],
             embedded,
             self._pipeline.queues_messages,
         )
-        await self._pipeline.after_write(conversation_id, [stored[0].id])
-        return stored[0]
+        await self._pipeline.after_write(conversation_id, [stored.id], start)
+        return stored
 
     async def add_messages(
         self, conversation_id: str, messages: Sequence[NewMessage]
     ) -> list[Message]:
         check_messages(messages)
         embedded = await self._embed([m.content for m in messages])
-        stored = await self._run(
-            conversations.add_messages,
+        stored, start = await self._run(
+            extraction.store_messages,
             conversation_id,
             list(messages),
             embedded,
             self._pipeline.queues_messages,
         )
-        await self._pipeline.after_write(conversation_id, [m.id for m in stored])
+        await self._pipeline.after_write(conversation_id, [m.id for m in stored], start)
         return stored
 
     async def wait_for_extraction(self, conversation_id: str | None = None) -> None:

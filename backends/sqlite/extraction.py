@@ -20,9 +20,10 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 
 from nams_local.extraction import SELF, EntityCandidate, Extraction, SkipEntity, is_meta_entity
+from nams_local.models import Message, NewMessage
 
 from . import schema as s
-from .conversations import conversation_row
+from .conversations import add_messages, conversation_row
 from .entities import add_entity, add_relationship, entity_row, merge_entities, update_entity
 from .rows import dumps, insert_rows, new_id, now
 from .store import Ctx
@@ -36,11 +37,13 @@ __all__ = [
     "add_observations",
     "add_reflection",
     "apply_extractions",
+    "apply_then_due",
     "conversations_with_pending",
     "due_observations",
     "due_reflection",
     "new_entity_names",
     "pending_messages",
+    "store_messages",
     "user_name",
 ]
 
@@ -94,6 +97,25 @@ def pending_messages(
     rows = ctx.conn.execute(stmt).all()
     pending = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
     return conv.user_id, user_name(ctx, conv.user_id) if pending else None, pending
+
+
+#: What extracting a conversation's new messages starts from (see ``pending_messages``).
+Start = tuple[str | None, str | None, list[PendingMessage]]
+
+
+def store_messages(
+    ctx: Ctx,
+    conversation_id: str,
+    messages: Sequence[NewMessage],
+    embedded: Vectors | None,
+    extract: bool,
+) -> tuple[list[Message], Start | None]:
+    """Write the messages and, when they are to be extracted, read in the same unit of
+    work what extraction starts from — one trip to the database thread instead of two."""
+    stored = add_messages(ctx, conversation_id, messages, embedded, extract)
+    if not extract:
+        return stored, None
+    return stored, pending_messages(ctx, conversation_id, [msg.id for msg in stored])
 
 
 def conversations_with_pending(ctx: Ctx) -> list[str]:
@@ -299,6 +321,20 @@ def apply_extractions(
         touched += len(linked)
         _finish(ctx, message.pk, "done", stamp, None)
     return touched
+
+
+def apply_then_due(
+    ctx: Ctx,
+    conversation_id: str,
+    user_id: str | None,
+    results: Sequence[MessageExtraction],
+    vectors: Mapping[tuple[str, str], Vectors],
+    skip_entity: SkipEntity | None,
+    every: int | None,
+) -> list[list[PendingMessage]]:
+    """``apply_extractions``, then (with ``every``) the observations now due — one trip."""
+    apply_extractions(ctx, user_id, results, vectors, skip_entity)
+    return due_observations(ctx, conversation_id, every) if every else []
 
 
 def _finish(ctx: Ctx, message_pk: int, status: str, stamp: str, error: str | None) -> None:

@@ -84,12 +84,15 @@ class Pipeline:
             self.config.extractor is not None or self.config.summariser is not None
         )
 
-    async def after_write(self, conversation_id: str, message_ids: Sequence[str]) -> None:
-        """Called after messages were stored: extract (and summarise) now or later."""
+    async def after_write(
+        self, conversation_id: str, message_ids: Sequence[str], start: x.Start | None = None
+    ) -> None:
+        """Called after messages were stored: extract (and summarise) now or later.
+        ``start`` is what ``extraction.store_messages`` read while storing them."""
         if not self.active:
             return
         if self.config.mode == "sync":
-            await self._process(conversation_id, list(message_ids))
+            await self._process(conversation_id, list(message_ids), start)
             return
         self._queue(conversation_id, list(message_ids))
 
@@ -140,22 +143,30 @@ class Pipeline:
         await self.wait()
 
     # -- the work --------------------------------------------------------------------
-    async def _process(self, conversation_id: str, ids: list[str] | None) -> None:
+    async def _process(
+        self, conversation_id: str, ids: list[str] | None, start: x.Start | None = None
+    ) -> None:
         try:
+            due = None
             if self.queues_messages:
-                await self._extract(conversation_id, ids)
+                due = await self._extract(conversation_id, ids, start)
             if self.config.summariser is not None:
-                await self._summarise(conversation_id)
+                await self._summarise(conversation_id, due)
         except Exception as error:  # never fail the write that triggered us
             log.warning("extraction for conversation %s failed: %r", conversation_id, error)
 
-    async def _extract(self, conversation_id: str, ids: list[str] | None) -> None:
+    async def _extract(
+        self, conversation_id: str, ids: list[str] | None, start: x.Start | None
+    ) -> list[list[x.PendingMessage]] | None:
+        """Extract and write; returns the observations now due (``None``: not looked up)."""
         backend = self.backend
         extractor = self.config.extractor
         assert extractor is not None
-        user_id, known, pending = await backend._run(x.pending_messages, conversation_id, ids)
+        if start is None:
+            start = await backend._run(x.pending_messages, conversation_id, ids)
+        user_id, known, pending = start
         if not pending:
-            return
+            return None
         results: list[x.MessageExtraction] = []
         recent: list[str] = []
         for message in pending:
@@ -177,7 +188,16 @@ class Pipeline:
             if found is not None and found.user_name:
                 known = known or found.user_name
         vectors = await self._entity_vectors(results)
-        await backend._run(x.apply_extractions, user_id, results, vectors, self.config.skip_entity)
+        every = self.config.observation_every if self.config.summariser is not None else None
+        return await backend._run(
+            x.apply_then_due,
+            conversation_id,
+            user_id,
+            results,
+            vectors,
+            self.config.skip_entity,
+            every,
+        )
 
     async def _entity_vectors(
         self, results: Sequence[x.MessageExtraction]
@@ -204,13 +224,17 @@ class Pipeline:
             return {}
         return {key: embedded[i : i + 1] for i, key in enumerate(new)}
 
-    async def _summarise(self, conversation_id: str) -> None:
+    async def _summarise(
+        self, conversation_id: str, due: list[list[x.PendingMessage]] | None = None
+    ) -> None:
         backend = self.backend
         summariser = self.config.summariser
         assert summariser is not None
-        batches = await backend._run(
-            x.due_observations, conversation_id, self.config.observation_every
-        )
+        batches = due
+        if batches is None:
+            batches = await backend._run(
+                x.due_observations, conversation_id, self.config.observation_every
+            )
         if not batches:
             return
         written = [
