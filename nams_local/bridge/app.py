@@ -32,6 +32,7 @@ from nams_local.errors import (
     NotFoundError,
     NotSupportedError,
 )
+from nams_local.server.strict_json import parse_strict_json
 
 from . import long_term, platinum, reasoning, short_term  # noqa: F401  (registers methods)
 from .registry import METHODS, NO_CONTENT, Bridge
@@ -80,13 +81,15 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 def _parse(raw: bytes) -> dict[str, Any]:
-    """The body as a JSON object; an empty body counts as ``{}``."""
+    """The body as a JSON object; an empty body counts as ``{}``. Parsed like the server's
+    bodies (``parse_strict_json``): deep nesting, ``NaN``/``Infinity`` and lone surrogates
+    are a 400 here, before a handler fails on them midway (a 500)."""
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
-    except ValueError:
-        raise InvalidInputError("malformed JSON body") from None
+        data = parse_strict_json(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"malformed JSON body: {exc.msg}") from None
     if not isinstance(data, dict):
         raise InvalidInputError("the body must be a JSON object")
     return data

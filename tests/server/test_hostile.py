@@ -56,10 +56,9 @@ class World:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
-    # The numpy index: sqlite-vec returns a NULL distance for the zero vector the hashing
-    # embedder gives a text without word tokens ("!!!", "😀"), which the engine turns into
-    # a TypeError (reported; backends/ is not this suite's to change). The real model never
-    # embeds to zero, so the server's default configuration is not exposed to it.
+    # The hashing embedder and the numpy index keep this module fast. A text without word
+    # tokens ("!!!", "😀") embeds to the zero vector; both indexes score it 0.0 (sqlite-vec's
+    # NULL cosine distance included), so hostile texts exercise that path too.
     root = SQLiteBackend(":memory:", embedder=HashingEmbedder(), vector_index="numpy")
     app = create_app(root)
     with TestClient(app, headers=bearer(TOKEN)) as client:
