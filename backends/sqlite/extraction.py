@@ -19,19 +19,25 @@ from typing import Any
 
 from sqlalchemy import func, insert, select, update
 
-from nams_local.extraction import SELF, EntityCandidate, Extraction, SkipEntity, is_meta_entity
+from nams_local.extraction import (
+    SELF,
+    USER_DESCRIPTION,
+    EntityCandidate,
+    Extraction,
+    SkipEntity,
+    is_meta_entity,
+)
 from nams_local.models import Message, NewMessage
 
 from . import schema as s
 from .conversations import add_messages, conversation_row
 from .entities import add_entity, add_relationship, entity_row, merge_entities, update_entity
 from .rows import dumps, insert_rows, new_id, now
-from .store import Ctx
+from .store import Ctx, entity_text
 from .vectors import Vectors
 
 __all__ = [
     "EXTRACTED_ROLES",
-    "USER_DESCRIPTION",
     "MessageExtraction",
     "PendingMessage",
     "add_observations",
@@ -51,9 +57,7 @@ __all__ = [
 EXTRACTED_ROLES = ("user", "assistant")
 #: Name of a user's person entity until a message states the name, when it has no id.
 ANONYMOUS_USER = "User"
-#: Description of a user's own entity: "me" in it lets "what do you know about me?"
-#: find the user by text as well as by vector.
-USER_DESCRIPTION = "the user (me)"
+
 
 m, xu, e, ue = s.messages, s.extraction_units, s.entities, s.user_entities
 o, rf = s.observations, s.reflections
@@ -178,10 +182,10 @@ class _Binder:
         self.user_id = user_id
         self.vectors = vectors
         self.skip = skip
+        #: The user's entity id once looked up (naming the user forgets it).
+        self._self_id: str | None = None
 
     def entity(self, name: str, type_: str, description: str, confidence: float) -> str | None:
-        if description == "the user":  # the rule extractor's mark of the user's own entity
-            description = USER_DESCRIPTION
         if self.skip(EntityCandidate(name=name, type=type_, description=description)):
             return None
         mirror = self.ctx.store.graph(self.ctx.workspace)
@@ -203,9 +207,12 @@ class _Binder:
 
     def self_id(self) -> str:
         """The user's entity, created as a placeholder when no name is known yet."""
+        if self._self_id is not None:
+            return self._self_id
         row = _self_row(self.ctx, self.user_id)
         if row is not None:
-            return str(row.id)
+            self._self_id = str(row.id)
+            return self._self_id
         placeholder = self.user_id or ANONYMOUS_USER
         entity_id = self.entity(placeholder, "person", USER_DESCRIPTION, 1.0)
         if entity_id is None:  # a custom skip rule refused the name: bypass it for the user
@@ -220,10 +227,12 @@ class _Binder:
                 candidates=False,
             ).id
         self._bind(entity_id, named=False)
+        self._self_id = entity_id
         return entity_id
 
     def name_user(self, name: str) -> None:
         """A message stated the user's name: the user's entity becomes (or is) that entity."""
+        self._self_id = None
         row = _self_row(self.ctx, self.user_id)
         if row is not None and row.named:
             return  # the first stated name stays; a different one is just another person
@@ -253,8 +262,7 @@ class _Binder:
         if vectors is None:
             return None
         description = entity_row(self.ctx, entity_id).description
-        text = f"{name}. {description}" if description else name
-        return vectors.embedder.embed([text])
+        return vectors.embedder.embed([entity_text(name, description)])
 
     def _bind(self, entity_id: str, *, named: bool) -> None:
         pk = entity_row(self.ctx, entity_id).pk
@@ -275,11 +283,10 @@ def apply_extractions(
     results: Sequence[MessageExtraction],
     vectors: Mapping[tuple[str, str], Vectors],
     skip_entity: SkipEntity | None,
-) -> int:
-    """Write what was extracted from each message; returns how many entities it touched."""
+) -> None:
+    """Write what was extracted from each message."""
     binder = _Binder(ctx, user_id, vectors, skip_entity or is_meta_entity)
     stamp = now()
-    touched = 0
     for result in results:
         message, found = result.message, result.extraction
         if found is None:
@@ -318,9 +325,7 @@ def apply_extractions(
                 insert(s.entity_mentions).prefix_with("OR IGNORE"),
                 [{"entity_pk": pk, "message_pk": message.pk} for pk in pks],
             )
-        touched += len(linked)
         _finish(ctx, message.pk, "done", stamp, None)
-    return touched
 
 
 def apply_then_due(

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from nams_local.extraction import (
+    USER_DESCRIPTION,
     Extraction,
     ExtractionInput,
     Extractor,
@@ -206,12 +207,9 @@ class Pipeline:
         wanted: dict[tuple[str, str], str] = {}
         for result in results:
             if result.extraction is not None and result.extraction.user_name:
-                wanted.setdefault((result.extraction.user_name, "person"), x.USER_DESCRIPTION)
+                wanted.setdefault((result.extraction.user_name, "person"), USER_DESCRIPTION)
             for entity in result.extraction.entities if result.extraction else ():
-                description = entity.description
-                if description == "the user":
-                    description = x.USER_DESCRIPTION
-                wanted.setdefault((entity.name, entity.type), description)
+                wanted.setdefault((entity.name, entity.type), entity.description)
         if not wanted or self.backend.store.vectors is None:
             return {}
         new = await self.backend._run(x.new_entity_names, list(wanted))

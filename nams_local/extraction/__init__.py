@@ -10,6 +10,7 @@ from .summarise import ExtractiveSummariser, Summariser
 from .types import (
     ENTITY_TYPES,
     SELF,
+    USER_DESCRIPTION,
     ExtractedEntity,
     ExtractedRelationship,
     Extraction,
@@ -20,6 +21,7 @@ from .types import (
 __all__ = [
     "ENTITY_TYPES",
     "SELF",
+    "USER_DESCRIPTION",
     "EntityCandidate",
     "ExtractedEntity",
     "ExtractedRelationship",

@@ -67,7 +67,14 @@ from .patterns import (
     gated_triggers,
     trigger_regex,
 )
-from .types import SELF, ExtractedEntity, ExtractedRelationship, Extraction, ExtractionInput
+from .types import (
+    SELF,
+    USER_DESCRIPTION,
+    ExtractedEntity,
+    ExtractedRelationship,
+    Extraction,
+    ExtractionInput,
+)
 
 __all__ = ["RuleExtractor", "extract_sync", "trigger_matches"]
 
@@ -170,7 +177,7 @@ class _Message:
                 known = entities.get(key)
                 if known is not None and known.confidence >= cand.confidence:
                     continue
-                description = "the user" if cand.name == self.user_name else ""
+                description = USER_DESCRIPTION if cand.name == self.user_name else ""
                 entities[key] = ExtractedEntity(cand.name, cand.type, description, cand.confidence)
         relationships = tuple(
             ExtractedRelationship(s, t, rel, conf)

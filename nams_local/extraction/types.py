@@ -15,6 +15,7 @@ from typing import Literal, Protocol, runtime_checkable
 __all__ = [
     "ENTITY_TYPES",
     "SELF",
+    "USER_DESCRIPTION",
     "ExtractedEntity",
     "ExtractedRelationship",
     "Extraction",
@@ -24,6 +25,10 @@ __all__ = [
 
 #: Stands for the speaking user in :class:`ExtractedRelationship` endpoints.
 SELF = "@user"
+
+#: The description of the user's own person entity. "me" in it lets a question such as
+#: "what do you remember about me?" find the user by text as well as by vector.
+USER_DESCRIPTION = "the user (me)"
 
 #: The entity types extractors emit: hosted NAMS's documented vocabulary (lower case)
 #: plus ``event`` and ``preference``, which the provider's extraction schema also names.
