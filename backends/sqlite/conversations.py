@@ -32,6 +32,7 @@ from .text import match_query, message_scope, scope_token
 from .vectors import Vector, Vectors
 
 __all__ = [
+    "EXTRACTED_ROLES",
     "add_messages",
     "conversation_row",
     "create_conversation",
@@ -44,6 +45,9 @@ __all__ = [
 ]
 
 c, m = s.conversations, s.messages
+
+#: Messages of these roles are extracted and summarised; others (system, tool) are not.
+EXTRACTED_ROLES = ("user", "assistant")
 
 
 def conversation_row(ctx: Ctx, conversation_id: str) -> Row[Any]:
@@ -136,7 +140,7 @@ def add_messages(
     units = [
         {"message_pk": pk, "status": "pending", "attempts": 0}
         for pk, row in zip(pks, rows, strict=True)
-        if extract and row["role"] in ("user", "assistant")
+        if extract and row["role"] in EXTRACTED_ROLES
     ]
     if units:
         conn.execute(insert(s.extraction_units), units)

@@ -30,7 +30,7 @@ from nams_local.extraction import (
 from nams_local.models import Message, NewMessage
 
 from . import schema as s
-from .conversations import add_messages, conversation_row
+from .conversations import EXTRACTED_ROLES, add_messages, conversation_row
 from .entities import add_entity, add_relationship, entity_row, merge_entities, update_entity
 from .rows import dumps, insert_rows, new_id, now
 from .store import Ctx, entity_text
@@ -53,8 +53,6 @@ __all__ = [
     "user_name",
 ]
 
-#: Messages of these roles are extracted and summarised; others (system, tool) are not.
-EXTRACTED_ROLES = ("user", "assistant")
 #: Name of a user's person entity until a message states the name, when it has no id.
 ANONYMOUS_USER = "User"
 
@@ -84,9 +82,12 @@ def _user_key(user_id: str | None) -> str:
     return user_id or ""
 
 
-def pending_messages(
-    ctx: Ctx, conversation_id: str, message_ids: Sequence[str] | None
-) -> tuple[str | None, str | None, list[PendingMessage]]:
+#: What extracting a conversation's new messages starts from: the conversation's user id,
+#: the user's stated name, and the messages still ``pending``.
+Start = tuple[str | None, str | None, list[PendingMessage]]
+
+
+def pending_messages(ctx: Ctx, conversation_id: str, message_ids: Sequence[str] | None) -> Start:
     """The conversation's user id, the user's stated name, and the messages whose
     extraction is ``pending`` (``message_ids`` narrows them), oldest first."""
     conv = conversation_row(ctx, conversation_id)
@@ -101,10 +102,6 @@ def pending_messages(
     rows = ctx.conn.execute(stmt).all()
     pending = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
     return conv.user_id, user_name(ctx, conv.user_id) if pending else None, pending
-
-
-#: What extracting a conversation's new messages starts from (see ``pending_messages``).
-Start = tuple[str | None, str | None, list[PendingMessage]]
 
 
 def store_messages(
@@ -213,19 +210,7 @@ class _Binder:
         if row is not None:
             self._self_id = str(row.id)
             return self._self_id
-        placeholder = self.user_id or ANONYMOUS_USER
-        entity_id = self.entity(placeholder, "person", USER_DESCRIPTION, 1.0)
-        if entity_id is None:  # a custom skip rule refused the name: bypass it for the user
-            entity_id = add_entity(
-                self.ctx,
-                placeholder,
-                "person",
-                USER_DESCRIPTION,
-                None,
-                None,
-                source_stage="extraction",
-                candidates=False,
-            ).id
+        entity_id = self._user_entity(self.user_id or ANONYMOUS_USER)
         self._bind(entity_id, named=False)
         self._self_id = entity_id
         return entity_id
@@ -238,24 +223,27 @@ class _Binder:
             return  # the first stated name stays; a different one is just another person
         named_id = self.ctx.store.graph(self.ctx.workspace).find(name, "person")
         if row is None:
-            if named_id is None:
-                named_id = add_entity(
-                    self.ctx,
-                    name,
-                    "person",
-                    USER_DESCRIPTION,
-                    None,
-                    self.vectors.get((name, "person")),
-                    source_stage="extraction",
-                    candidates=False,
-                ).id
-            self._bind(named_id, named=True)
+            self._bind(named_id or self._user_entity(name), named=True)
         elif named_id is not None and named_id != row.id:
             merge_entities(self.ctx, str(row.id), named_id)
             self._bind(named_id, named=True)
         else:
             update_entity(self.ctx, str(row.id), name, None, self._vector_for(name, row.id))
             self._bind(str(row.id), named=True)
+
+    def _user_entity(self, name: str) -> str:
+        """The person entity ``name`` resolves to, created when new. No skip rule applies:
+        whatever the user is called, the user is never a meta entity."""
+        return add_entity(
+            self.ctx,
+            name,
+            "person",
+            USER_DESCRIPTION,
+            None,
+            self.vectors.get((name, "person")),
+            source_stage="extraction",
+            candidates=False,
+        ).id
 
     def _vector_for(self, name: str, entity_id: str) -> Vectors | None:
         vectors = self.ctx.vectors
@@ -315,9 +303,7 @@ def apply_extractions(
                 ctx, source, target, rel.type, {"source": "extraction"}, rel.confidence
             )
         linked = set(ids.values())
-        if SELF in {r.source for r in found.relationships} | {
-            r.target for r in found.relationships
-        }:
+        if any(SELF in (r.source, r.target) for r in found.relationships):
             linked.add(binder.self_id())
         if linked:
             pks = ctx.conn.execute(select(e.c.pk).where(e.c.id.in_(linked))).scalars().all()

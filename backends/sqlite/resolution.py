@@ -54,22 +54,23 @@ class Resolution:
 
     aliases: Mapping[str, str] = field(default_factory=dict)
     candidate_threshold: float = DEFAULT_CANDIDATE_THRESHOLD
+    #: The aliases by match key, with and without the plural rule (derived).
+    _keyed: dict[bool, dict[str, str]] = field(
+        init=False, repr=False, compare=False, default_factory=lambda: {True: {}, False: {}}
+    )
 
     def __post_init__(self) -> None:
         if not 0.0 < self.candidate_threshold <= 1.0:
             raise ValueError("candidate_threshold must be in (0, 1]")
-        keyed: dict[bool, dict[str, str]] = {True: {}, False: {}}
         for alias, canonical in self.aliases.items():
-            for plural, table in keyed.items():
+            for plural, table in self._keyed.items():
                 table[match_key(alias, plural=plural)] = match_key(canonical, plural=plural)
-        object.__setattr__(self, "_keyed", keyed)
 
     def key(self, name: str, type_: str) -> str:
         """The key ``name`` is stored and looked up under, for an entity of ``type_``."""
         plural = type_.strip().casefold() != "person"
         raw = match_key(name, plural=plural)
-        keyed: dict[bool, dict[str, str]] = self._keyed  # type: ignore[attr-defined]
-        return keyed[plural].get(raw, raw)
+        return self._keyed[plural].get(raw, raw)
 
     def candidates(self, key: str, others: Iterable[tuple[str, str]]) -> list[tuple[str, float]]:
         """``(id, similarity)`` of the ``(id, key)`` pairs close to ``key``, best first."""
