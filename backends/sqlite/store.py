@@ -127,6 +127,11 @@ class SQLiteStore:
             raise BackendUnavailableError("the SQLite store is closed")
         return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs))
 
+    @property
+    def writer(self) -> WriterLane:
+        """The writer lane (its queue and group statistics)."""
+        return self._writer
+
     def claim_resume(self) -> bool:
         """``True`` for the first caller only: who resumes the work earlier processes left
         pending in this database (the extraction pipeline, once per store)."""

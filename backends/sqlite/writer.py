@@ -67,6 +67,8 @@ class WriterLane:
         self._stopping = False
         self._current: _Job | None = None
         self.conn: Connection | None = None
+        #: The most units one commit has held so far (for benchmarks and tests).
+        self.largest_group = 0
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -96,6 +98,12 @@ class WriterLane:
         if self._current is None or threading.current_thread() is not self._thread:
             raise RuntimeError("after_commit is only for a unit of work on the writer thread")
         self._current.hooks.append(hook)
+
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for the writer thread."""
+        with self._cond:
+            return len(self._jobs)
 
     def on_thread(self) -> bool:
         return threading.current_thread() is self._thread
@@ -130,6 +138,7 @@ class WriterLane:
             batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
             if not batch:
                 continue
+            self.largest_group = max(self.largest_group, len(batch))
             if not batch[0].unit:
                 job = batch[0]
                 try:

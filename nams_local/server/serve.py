@@ -9,6 +9,7 @@ logged once, with the workspace hash and never the token.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 import sys
@@ -17,9 +18,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-__all__ = ["LOOPBACK_HOSTS", "bind", "run"]
+__all__ = ["DEFAULT_EXTRACTION", "LOOPBACK_HOSTS", "bind", "run"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+#: ``serve``'s extraction mode unless ``--extraction`` or ``$NAMS_EXTRACTION`` says
+#: otherwise: in the background, like hosted NAMS (the write's cost is the write's).
+DEFAULT_EXTRACTION = "background"
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -71,12 +76,17 @@ def run(
     max_body_bytes: int | None = None,
     out: TextIO | None = None,
     bridge: str | Path | None = None,
+    extraction: str | None = None,
 ) -> int:
     """Serve until SIGINT/SIGTERM; the exit status (0 after a graceful shutdown).
 
     ``bridge`` (a database path, usually ``":memory:"``) also serves the TCK bridge at
     ``/bridge``. It has no authentication and wipes its store on request, so it is refused
     on any address but loopback (exit status 2).
+
+    ``extraction`` defaults to ``$NAMS_EXTRACTION``, else ``"background"``: like hosted NAMS,
+    a write is acknowledged once the message and its extraction unit are committed, and
+    clients follow ``GET /v1/conversations/{id}/extraction-status``.
     """
     import uvicorn
 
@@ -107,6 +117,9 @@ def run(
             embeddings=embeddings,
             max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
             bridge=bridge,
+            extraction=extraction
+            or os.environ.get("NAMS_EXTRACTION", "").strip()
+            or DEFAULT_EXTRACTION,
         )
     except BaseException:
         sock.close()
