@@ -8,7 +8,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Progress", "add_output_options", "non_negative", "positive", "say", "time_embed"]
+__all__ = [
+    "Progress",
+    "add_output_options",
+    "indexed",
+    "non_negative",
+    "positive",
+    "say",
+    "time_embed",
+]
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -82,3 +90,12 @@ def time_embed(embedder: Any, texts: list[str]) -> float:
     start = time.perf_counter()
     embedder.embed(texts)
     return time.perf_counter() - start
+
+
+async def indexed(engine: Any) -> None:
+    """Until a local engine has embedded every message it acknowledged: messages are
+    embedded after their write returns (``backends/sqlite/vector_lane.py``), so an ingest
+    rate counts up to here, not just to the last acknowledgement."""
+    lane = getattr(getattr(engine, "store", None), "vector_lane", None)
+    if lane is not None:
+        await lane.drained()

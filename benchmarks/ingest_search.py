@@ -40,7 +40,15 @@ from nams_local.backend import DEFAULT_SEARCH_LIMIT, MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 from nams_local.models import NewMessage, SearchMode
 
-from ._common import Progress, add_output_options, non_negative, positive, say, time_embed
+from ._common import (
+    Progress,
+    add_output_options,
+    indexed,
+    non_negative,
+    positive,
+    say,
+    time_embed,
+)
 from ._workload import Workload, chunks, count_tokens, distinct_queries, generate
 
 __all__ = ["main"]
@@ -213,6 +221,9 @@ async def _ingest_messages(
         tokens += sum(m.token_count or 0 for m in stored)
         done += len(stored)
         progress.update(done, ingest_seconds)
+    start = time.perf_counter()
+    await indexed(backend)  # the vectors of the last bulks are still being embedded
+    ingest_seconds += time.perf_counter() - start
     raw = Rate(done, raw_seconds) if raw_embedder is not None else None
     return Rate(done, ingest_seconds), raw, tokens
 

@@ -106,6 +106,7 @@ class VectorLane:
         self._waiters: dict[str, list[_Waiter]] = {}
         self._backlog = 0
         self._room: list[Future[None]] = []
+        self._drained: list[Future[None]] = []
         self._stopping = False
         self._thread = threading.Thread(target=self._loop, name="nams-sqlite-embed", daemon=True)
         self._thread.start()
@@ -170,6 +171,15 @@ class VectorLane:
         if future is not None:
             await asyncio.wrap_future(future)
 
+    async def drained(self) -> None:
+        """Wait until nothing is queued (benchmarks: ingest counts until it is indexed)."""
+        with self._cond:
+            if self._backlog == 0:
+                return
+            future: Future[None] = Future()
+            self._drained.append(future)
+        await asyncio.wrap_future(future)
+
     @property
     def backlog(self) -> int:
         return self._backlog
@@ -231,6 +241,9 @@ class VectorLane:
             if self._backlog <= MAX_BACKLOG // 2:
                 ready.extend(self._room)
                 self._room = []
+            if self._backlog == 0:
+                ready.extend(self._drained)
+                self._drained = []
         for future in ready:
             if not future.done():
                 future.set_result(None)

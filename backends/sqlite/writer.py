@@ -67,8 +67,11 @@ class WriterLane:
         self._stopping = False
         self._current: _Job | None = None
         self.conn: Connection | None = None
-        #: The most units one commit has held so far (for benchmarks and tests).
+        #: The most units one commit has held so far, and the commits and units of work
+        #: run so far (for benchmarks and tests).
         self.largest_group = 0
+        self.commits = 0
+        self.units = 0
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -138,7 +141,10 @@ class WriterLane:
             batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
             if not batch:
                 continue
-            self.largest_group = max(self.largest_group, len(batch))
+            if batch[0].unit:
+                self.largest_group = max(self.largest_group, len(batch))
+                self.commits += 1
+                self.units += len(batch)
             if not batch[0].unit:
                 job = batch[0]
                 try:
