@@ -11,16 +11,18 @@ search, and its extraction unit ends ``done`` without anyone calling
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+import sqlean
 
 from backends.sqlite import SQLiteBackend
 from nams_local import HashingEmbedder
@@ -121,7 +123,9 @@ def _ingest_then_kill(db: Path, script: Path) -> dict[str, list[str]]:
 
 
 def _pending_units(db: Path) -> int:
-    with sqlite3.connect(db) as raw:
+    """Read the raw file with the engine's own SQLite library (two SQLite copies in one
+    process do not share POSIX lock bookkeeping, so the stdlib module must not be used)."""
+    with contextlib.closing(sqlean.connect(str(db))) as raw:
         row = raw.execute("SELECT count(*) FROM extraction_units WHERE status = 'pending'")
         return int(row.fetchone()[0])
 
