@@ -204,8 +204,8 @@ class Pipeline:
         workspace) is done: this process's jobs, then units still ``pending`` in the
         database (left by a crash, or queued by another process), which it extracts
         itself once and otherwise watches for at most ``WAIT_SECONDS``."""
-        if self._resuming is not None:
-            await asyncio.gather(self._resuming, return_exceptions=True)
+        self.start()
+        await self._resumed()
         await self._local_jobs(conversation_id)
         if not self.queues_messages:
             return
@@ -227,6 +227,12 @@ class Pipeline:
                 return
             await asyncio.sleep(_POLL_SECONDS)
 
+    async def _resumed(self) -> None:
+        """Until the store-wide resume started on this event loop is done."""
+        task = self._resuming
+        if task is not None and task.get_loop() is asyncio.get_running_loop():
+            await asyncio.gather(task, return_exceptions=True)
+
     async def _local_jobs(self, conversation_id: str | None) -> None:
         while True:
             if conversation_id is None:
@@ -240,8 +246,7 @@ class Pipeline:
 
     async def aclose(self) -> None:
         """Finish queued work (so a closed store never holds half-written extraction)."""
-        if self._resuming is not None:
-            await asyncio.gather(self._resuming, return_exceptions=True)
+        await self._resumed()
         await self._local_jobs(None)
 
     # -- the work --------------------------------------------------------------------
