@@ -37,9 +37,8 @@ from nams_local.backend import MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, MiniLMEmbedder
 from nams_local.models import NewMessage
 
-from ._common import Progress, say
+from ._common import Progress, add_embedder_options, name_list, percentile, say
 from ._report import BarGroup, add_report_options, machine, publish
-from .ingest_search import percentile
 from .quality import Corpus, add_synthetic_options, recall, synthetic_corpus
 
 __all__ = ["main"]
@@ -368,14 +367,6 @@ def _panels(results: dict[str, Any]) -> list[BarGroup]:
     ]
 
 
-def _systems(value: str) -> list[str]:
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = [n for n in names if n not in PEERS]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown systems {unknown}; choose from {PEERS}")
-    return names
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"python -m benchmarks {NAME}",
@@ -384,9 +375,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_synthetic_options(parser, users=20)
     run = parser.add_argument_group("systems")
     run.add_argument(
-        "--systems", type=_systems, default=list(PEERS), help="default: " + ",".join(PEERS)
+        "--systems",
+        type=name_list(PEERS, "systems"),
+        default=list(PEERS),
+        help="default: " + ",".join(PEERS),
     )
-    run.add_argument("--embedder", choices=("default", "hashing"), default="default")
+    add_embedder_options(run)
     add_report_options(parser)
     parser.set_defaults(distractor_entities=0)
     return parser
