@@ -16,6 +16,7 @@ from typing import Any
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 
 __all__ = [
+    "EXTRACTION_MODES",
     "Progress",
     "add_embedder_options",
     "add_output_options",
@@ -37,6 +38,8 @@ __all__ = [
 EMBEDDERS = ("default", "hashing")
 EMBEDDER_HELP = "default: all-MiniLM-L6-v2 int8 ONNX; hashing: model-free, for quick runs"
 VECTOR_INDEXES = ("auto", "sqlite-vec", "numpy")
+#: The engine's ``extraction=`` modes, for the benchmarks that let a run choose one.
+EXTRACTION_MODES = ("sync", "background", "off")
 #: A default for a count option: the number itself, or how the benchmark derives it
 #: (``"messages / 100"``: argparse then leaves it ``None`` and the help says the rule).
 Default = int | str

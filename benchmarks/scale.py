@@ -35,6 +35,7 @@ from nams_local.embeddings import BaseEmbedder
 from nams_local.models import NewMessage
 
 from ._common import (
+    EXTRACTION_MODES,
     Progress,
     add_embedder_options,
     add_workload_options,
@@ -105,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_embedder_options(e)
     e.add_argument(
         "--extraction",
-        choices=("sync", "background", "off"),
+        choices=EXTRACTION_MODES,
         default="off",
         help="the engine's entity extraction on add_messages, default: off (this measures "
         "store + embed + index; extraction has its own cost, --extraction sync adds it)",

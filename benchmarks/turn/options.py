@@ -8,9 +8,11 @@ particular to a chat turn is declared here.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from .._common import (
+    EXTRACTION_MODES,
     add_embedder_options,
     add_workload_options,
     message_counts,
@@ -24,6 +26,21 @@ from .kinds import BACKENDS, NAME, TURN_LIMIT
 __all__ = ["build_parser"]
 
 _backend_names = name_list(BACKENDS, "backends")
+
+
+#: How many turns of each kind a size measures: flag, type, default, what they are.
+_TURN_COUNTS: tuple[tuple[str, Callable[[str], int], int, str], ...] = (
+    ("--turns", positive, 300, "native turns"),
+    ("--per-conversation-turns", non_negative, 100, "turns with user_message_search hidden"),
+    (
+        "--pre-embedded-turns",
+        non_negative,
+        100,
+        "native turns with the query embedded once up front (timed)",
+    ),
+    ("--solo-turns", non_negative, 100, "turns whose sources run alone one after another"),
+    ("--http-turns", non_negative, 300, "turns per HTTP backend (loopback, hosted)"),
+)
 
 
 def _sizes(value: str) -> list[int]:
@@ -74,33 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     measure = parser.add_argument_group("measurement (per size)")
-    measure.add_argument(
-        "--turns", type=positive, default=300, help="native turns, default: %(default)s"
-    )
-    measure.add_argument(
-        "--per-conversation-turns",
-        type=non_negative,
-        default=100,
-        help="turns with user_message_search hidden, default: %(default)s",
-    )
-    measure.add_argument(
-        "--pre-embedded-turns",
-        type=non_negative,
-        default=100,
-        help="native turns with the query embedded once up front (timed), default: %(default)s",
-    )
-    measure.add_argument(
-        "--solo-turns",
-        type=non_negative,
-        default=100,
-        help="turns whose sources run alone one after another, default: %(default)s",
-    )
-    measure.add_argument(
-        "--http-turns",
-        type=non_negative,
-        default=300,
-        help="turns per HTTP backend (loopback, hosted), default: %(default)s",
-    )
+    for flag, kind, default, what in _TURN_COUNTS:
+        measure.add_argument(flag, type=kind, default=default, help=f"{what}, default: %(default)s")
     measure.add_argument(
         "--backends",
         type=_backends,
@@ -125,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_embedder_options(engine, vector_index=True)
     engine.add_argument(
         "--extraction",
-        choices=("sync", "background", "off"),
+        choices=EXTRACTION_MODES,
         help="entity extraction while the turns write (the build never extracts); "
         "default: the engine's default, what a user gets",
     )
