@@ -11,12 +11,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 
 __all__ = [
     "EXTRACTION_MODES",
+    "OptionGroup",
     "Progress",
     "add_embedder_options",
     "add_output_options",
@@ -43,11 +44,16 @@ EXTRACTION_MODES = ("sync", "background", "off")
 #: A default for a count option: the number itself, or how the benchmark derives it
 #: (``"messages / 100"``: argparse then leaves it ``None`` and the help says the rule).
 Default = int | str
-_Group = argparse.ArgumentParser | argparse._ArgumentGroup
+
+
+class OptionGroup(Protocol):
+    """A parser or one of its argument groups: where a shared option is declared."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action: ...
 
 
 # -- options -------------------------------------------------------------------------------
-def add_quiet_option(group: _Group) -> None:
+def add_quiet_option(group: OptionGroup) -> None:
     """``--quiet``: no progress lines on stderr (read by :func:`say` and :class:`Progress`)."""
     group.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -58,7 +64,7 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     add_quiet_option(parser)
 
 
-def _count(group: _Group, flag: str, default: Default) -> None:
+def _count(group: OptionGroup, flag: str, default: Default) -> None:
     """One positive-count option whose help states its default (a number or a rule)."""
     if isinstance(default, str):
         group.add_argument(flag, type=positive, help=f"default: {default}")
@@ -67,7 +73,7 @@ def _count(group: _Group, flag: str, default: Default) -> None:
 
 
 def add_workload_options(
-    group: _Group,
+    group: OptionGroup,
     *,
     seed: int,
     users: Default | None = None,
@@ -86,7 +92,7 @@ def add_workload_options(
     group.add_argument("--seed", type=int, default=seed, help="default: %(default)s")
 
 
-def add_embedder_options(group: _Group, *, vector_index: bool = False) -> None:
+def add_embedder_options(group: OptionGroup, *, vector_index: bool = False) -> None:
     """``--embedder default|hashing`` (and ``--vector-index auto|sqlite-vec|numpy``)."""
     group.add_argument("--embedder", choices=EMBEDDERS, default="default", help=EMBEDDER_HELP)
     if vector_index:

@@ -42,6 +42,7 @@ from nams_local.retrieval import retrieve_memories
 from nams_local.scope import Scope
 
 from ._common import (
+    OptionGroup,
     Progress,
     add_embedder_options,
     add_workload_options,
@@ -537,9 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_synthetic_options(
-    parser: argparse.ArgumentParser, *, users: int
-) -> argparse._ArgumentGroup:
+def add_synthetic_options(parser: argparse.ArgumentParser, *, users: int) -> OptionGroup:
     """The synthetic set's size options (``quality`` and ``peers`` share the set)."""
     data = parser.add_argument_group("synthetic set")
     add_workload_options(data, users=users, seed=7)

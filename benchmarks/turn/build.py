@@ -53,6 +53,7 @@ class SizeSpec:
 
 
 def spec_for(args: argparse.Namespace, messages: int, embedder: BaseEmbedder) -> SizeSpec:
+    """The spec of the ``messages`` size: users and entities scale with it unless given."""
     return SizeSpec(
         messages=messages,
         users=args.users if args.users is not None else max(1, messages // 100),

@@ -26,6 +26,7 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; 0, or 2 when a database cannot be used (the reason on stderr)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     machine = machine_details()

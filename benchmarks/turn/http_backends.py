@@ -42,6 +42,7 @@ class HttpTarget:
 
 
 def _hosted_skip_reason(args: argparse.Namespace, spec: SizeSpec) -> str | None:
+    """Why hosted NAMS is not measured at this size, ``None`` when it is."""
     if not os.environ.get(API_KEY_ENV, "").strip():
         return (
             f"{API_KEY_ENV} is not set, so hosted NAMS is not measured (set it, and "

@@ -155,6 +155,7 @@ class Measurer:
 def _schedule(
     args: argparse.Namespace, rng: random.Random, http_kinds: Sequence[TurnKind]
 ) -> list[TurnKind]:
+    """Every measured turn's kind, as many as the options ask, in one seeded random order."""
     kinds: list[TurnKind] = []
     kinds += ["native"] * args.turns
     kinds += ["per-conversation"] * args.per_conversation_turns
@@ -175,6 +176,7 @@ async def measure(
     seen: set[str],
     http: dict[TurnKind, HttpTarget],
 ) -> dict[str, Any]:
+    """Warm-up, then the scheduled turns; the summaries of every series and of solo runs."""
     logger = CountingLogger()
     measurer = Measurer(backend, embedder, args.limit, logger)
     for kind, target in http.items():

@@ -58,6 +58,7 @@ def _backends(value: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Every option of ``python -m benchmarks turn``."""
     parser = argparse.ArgumentParser(
         prog=f"python -m benchmarks {NAME}",
         description="Retrieval cost of one chat turn (all five memory sources) on the "

@@ -32,6 +32,7 @@ def _loads(load: list[float] | None) -> str:
 
 
 def _render_size(size: dict[str, Any], settings: dict[str, Any]) -> list[str]:
+    """One size's sections: the store, its build, the turns per backend, per method, per source."""
     spec, db, info, build = size["spec"], size["database"], size["info"], size["build"]
     counts = info["counts"]
     per_conv = spec["messages"] / max(counts["conversations"], 1)
@@ -206,6 +207,7 @@ def _render_backends(size: dict[str, Any]) -> list[str]:
 
 
 def render(results: dict[str, Any]) -> str:
+    """The whole table: the run's header, then every size's sections."""
     machine, settings = results["machine"], results["settings"]
     load = machine["load_average_at_start"]
     load_text = f", load avg at start {' '.join(f'{x:.2f}' for x in load)}" if load else ""

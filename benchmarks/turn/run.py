@@ -41,6 +41,7 @@ async def _run_size(
     query_rng: random.Random,
     seen: set[str],
 ) -> dict[str, Any]:
+    """Build or reuse ``db``, measure every kind of turn on it, record what the turns wrote."""
     tag = f"[{NAME} {spec.messages}]"
     result: dict[str, Any] = {"spec": spec.to_json(), "database": {"path": str(db)}}
     if marker is None:
