@@ -8,6 +8,7 @@ logged once, with the workspace hash and never the token.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import socket
@@ -80,14 +81,14 @@ def run(
     """
     import uvicorn
 
-    from nams_local.config import default_db_path
+    from nams_local import config as wiring
 
     from .app import create_app
     from .middleware import DEFAULT_MAX_BODY_BYTES
 
     out = out or sys.stdout
     _configure_logging(sys.stderr)
-    path = str(db) if db is not None else default_db_path()
+    path = str(db) if db is not None else wiring.default_db_path()
     if bridge is not None and host not in LOOPBACK_HOSTS:
         print(
             f"nams-local serve: --bridge serves without authentication, so only on a loopback "
@@ -101,15 +102,22 @@ def run(
         print(f"nams-local serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
     try:
+        root = wiring.open_local_backend(path, embeddings=embeddings)
+    except BaseException:
+        sock.close()
+        raise
+    try:
         app = create_app(
+            root,
             db=path,
             api_keys=api_keys,
-            embeddings=embeddings,
             max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
             bridge=bridge,
+            owns_backend=True,
         )
     except BaseException:
         sock.close()
+        asyncio.run(root.aclose())
         raise
     actual_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
