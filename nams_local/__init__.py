@@ -165,149 +165,53 @@ if TYPE_CHECKING:
         DEFAULT_ENDPOINT,
     )
 
-#: Where each public name lives, by module (relative to this package).
-_EXPORTS: dict[str, tuple[str, ...]] = {
+#: Where each public name lives: module (relative to this package) -> its names.
+_EXPORTS: dict[str, str] = {
     "backend": (
-        "Capabilities",
-        "DEFAULT_LIST_LIMIT",
-        "DEFAULT_SEARCH_LIMIT",
-        "MAX_BULK_MESSAGES",
-        "MAX_LIST_LIMIT",
-        "MemoryBackend",
+        "Capabilities DEFAULT_LIST_LIMIT DEFAULT_SEARCH_LIMIT MAX_BULK_MESSAGES "
+        "MAX_LIST_LIMIT MemoryBackend"
     ),
     "errors": (
-        "AuthenticationError",
-        "BackendUnavailableError",
-        "InvalidInputError",
-        "NamsError",
-        "NotFoundError",
-        "NotSupportedError",
+        "AuthenticationError BackendUnavailableError InvalidInputError NamsError "
+        "NotFoundError NotSupportedError"
     ),
     "models": (
-        "Context",
-        "Conversation",
-        "ConversationSearchHits",
-        "ConversationTrace",
-        "Entity",
-        "EntityDetails",
-        "EntityGraph",
-        "EntityHistory",
-        "EntityMention",
-        "EntityProvenance",
-        "EntityRelationship",
-        "ExtractionStatus",
-        "ExtractionUnit",
-        "FeedbackResult",
-        "GraphEdge",
-        "GraphNode",
-        "InfluencedEntity",
-        "MergeResult",
-        "Message",
-        "NewMessage",
-        "Observation",
-        "QueryResult",
-        "ReasoningStep",
-        "Reflection",
-        "Relationship",
-        "SearchMode",
-        "SearchResult",
-        "StepExplanation",
-        "ToolCall",
-        "ToolCallStatus",
+        "Context Conversation ConversationSearchHits ConversationTrace Entity EntityDetails "
+        "EntityGraph EntityHistory EntityMention EntityProvenance EntityRelationship "
+        "ExtractionStatus ExtractionUnit FeedbackResult GraphEdge GraphNode InfluencedEntity "
+        "MergeResult Message NewMessage Observation QueryResult ReasoningStep Reflection "
+        "Relationship SearchMode SearchResult StepExplanation ToolCall ToolCallStatus"
     ),
     "legacy_models": (
-        "Fact",
-        "Preference",
-        "SessionInfo",
-        "SessionTranscript",
-        "ToolStats",
-        "Trace",
-        "TraceStep",
-        "TraceToolCall",
+        "Fact Preference SessionInfo SessionTranscript ToolStats Trace TraceStep TraceToolCall"
     ),
-    "scope": ("Scope",),
-    "log": (
-        "MemoryLogger",
-        "StdlibMemoryLogger",
-    ),
-    "settings": ("DEFAULT_ENDPOINT",),
+    "scope": "Scope",
+    "log": "MemoryLogger StdlibMemoryLogger",
+    "settings": "DEFAULT_ENDPOINT",
     "embeddings": (
-        "Embedder",
-        "EmbedderUnavailableError",
-        "HashingEmbedder",
-        "MiniLMEmbedder",
-        "SentenceTransformerEmbedder",
-        "default_embedder",
+        "Embedder EmbedderUnavailableError HashingEmbedder MiniLMEmbedder "
+        "SentenceTransformerEmbedder default_embedder"
     ),
-    "extraction": ("RuleExtractor",),
-    "retrieval": (
-        "MemoryHit",
-        "RetrievalOptions",
-        "retrieve_memories",
-    ),
-    "memory_block": (
-        "format_memory_block",
-        "inject_memory_block",
-    ),
-    "persistence": ("ConversationResolver",),
+    "extraction": "RuleExtractor",
+    "retrieval": "MemoryHit RetrievalOptions retrieve_memories",
+    "memory_block": "format_memory_block inject_memory_block",
+    "persistence": "ConversationResolver",
     "integrations": (
-        "ChatModel",
-        "ChatResponse",
-        "EnsureStoredResult",
-        "ExtractionOptions",
-        "FallbackInput",
-        "HookEntry",
-        "HookGroup",
-        "HookInput",
-        "HookOutput",
-        "HooksConfig",
-        "LLMExtractor",
-        "LLMSummariser",
-        "LoopEvent",
-        "LoopResult",
-        "McpConfig",
-        "McpStatus",
-        "MemoryChatModel",
-        "MemoryConfig",
-        "MemoryToolSet",
-        "Nams",
-        "NamsHooks",
-        "NamsMcpConnectionError",
-        "NamsProvider",
-        "OpenAIChatModel",
-        "PreparedTurn",
-        "ScriptedChatModel",
-        "ScriptedReply",
-        "StepOverrides",
-        "StepResult",
-        "StoreInput",
-        "StreamChunk",
-        "SyncChatModel",
-        "Tool",
-        "ToolCallRequest",
-        "ToolLoop",
-        "ToolResult",
-        "ToolSet",
-        "ToolsWithMcp",
-        "build_memory_tools",
-        "compile_hooks",
-        "current_tool_call_id",
-        "enforce_query_memory",
-        "ensure_memory_stored",
-        "named_tool",
+        "ChatModel ChatResponse EnsureStoredResult ExtractionOptions FallbackInput HookEntry "
+        "HookGroup HookInput HookOutput HooksConfig LLMExtractor LLMSummariser LoopEvent "
+        "LoopResult McpConfig McpStatus MemoryChatModel MemoryConfig MemoryToolSet Nams "
+        "NamsHooks NamsMcpConnectionError NamsProvider OpenAIChatModel PreparedTurn "
+        "ScriptedChatModel ScriptedReply StepOverrides StepResult StoreInput StreamChunk "
+        "SyncChatModel Tool ToolCallRequest ToolLoop ToolResult ToolSet ToolsWithMcp "
+        "build_memory_tools compile_hooks current_tool_call_id enforce_query_memory "
+        "ensure_memory_stored named_tool"
     ),
     "config": (
-        "backend_kind",
-        "create_nams",
-        "create_nams_provider",
-        "default_db_path",
-        "open_backend",
-        "open_hosted_backend",
-        "open_local_backend",
-        "wrap_openai",
+        "backend_kind create_nams create_nams_provider default_db_path open_backend "
+        "open_hosted_backend open_local_backend wrap_openai"
     ),
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names.split()}
 
 __all__ = [
     "DEFAULT_ENDPOINT",
@@ -433,14 +337,16 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import ``name`` from its module on first use and keep it (PEP 562)."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # hidden from mypy, so a misspelt name is still a type error
+
+    def __getattr__(name: str) -> Any:
+        """Import ``name`` from its module on first use and keep it (PEP 562)."""
+        module = _MODULE_OF.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

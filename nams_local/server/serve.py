@@ -3,7 +3,8 @@
 The socket is bound here, before uvicorn starts, so ``--port 0`` works and the line that
 announces the address names the real port (a test or a script reads it). Access logging is
 the app's own (``nams_local.server``): uvicorn's access log is off, so each request is
-logged once, with the workspace hash and never the token.
+logged once, with the workspace hash and never the token. The engine is opened here, through
+the wiring module (``nams_local.config``), and handed to the app, which closes it on shutdown.
 """
 
 from __future__ import annotations
