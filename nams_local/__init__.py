@@ -88,16 +88,6 @@ from .integrations import (
     named_tool,
     wrap_openai,
 )
-from .legacy_models import (
-    Fact,
-    Preference,
-    SessionInfo,
-    SessionTranscript,
-    ToolStats,
-    Trace,
-    TraceStep,
-    TraceToolCall,
-)
 from .log import MemoryLogger, StdlibMemoryLogger
 from .memory_block import format_memory_block, inject_memory_block
 from .models import (
@@ -167,7 +157,6 @@ __all__ = [
     "ExtractionOptions",
     "ExtractionStatus",
     "ExtractionUnit",
-    "Fact",
     "FallbackInput",
     "FeedbackResult",
     "GraphEdge",
@@ -205,7 +194,6 @@ __all__ = [
     "NotSupportedError",
     "Observation",
     "OpenAIChatModel",
-    "Preference",
     "PreparedTurn",
     "QueryResult",
     "ReasoningStep",
@@ -219,8 +207,6 @@ __all__ = [
     "SearchMode",
     "SearchResult",
     "SentenceTransformerEmbedder",
-    "SessionInfo",
-    "SessionTranscript",
     "StdlibMemoryLogger",
     "StepExplanation",
     "StepOverrides",
@@ -235,11 +221,7 @@ __all__ = [
     "ToolLoop",
     "ToolResult",
     "ToolSet",
-    "ToolStats",
     "ToolsWithMcp",
-    "Trace",
-    "TraceStep",
-    "TraceToolCall",
     "__version__",
     "backend_kind",
     "build_memory_tools",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from nams_local.config import open_local_backend
 from nams_local.errors import (
     BackendUnavailableError,
     InvalidInputError,
@@ -35,10 +36,8 @@ from nams_local.errors import (
 from nams_local.server.strict_json import parse_strict_json
 
 from . import long_term, platinum, reasoning, short_term  # noqa: F401  (registers methods)
+from .backend import BridgeBackend
 from .registry import METHODS, NO_CONTENT, Bridge
-
-if TYPE_CHECKING:
-    from backends.sqlite import SQLiteBackend
 
 __all__ = ["BRIDGE_WORKSPACE", "create_bridge_app", "open_bridge_backend"]
 
@@ -50,15 +49,14 @@ BRIDGE_WORKSPACE = "tck-bridge"
 _ALL_VERBS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
-def open_bridge_backend(db: str | Path = ":memory:") -> SQLiteBackend:
+def open_bridge_backend(db: str | Path = ":memory:") -> BridgeBackend:
     """The bridge's own engine, deterministic and with no background work: embeddings off
     (search is word overlap and needs no model), extraction, extractor and summariser off
     (no entity appears that ``add_entity`` did not create, nothing is written after a
     call returns, so nothing leaks across ``clear_all_data``), workspace ``tck-bridge``.
-    ``db`` must not hold real memory: the TCK empties the workspace before every scenario."""
-    from backends.sqlite import SQLiteBackend
-
-    return SQLiteBackend(
+    ``db`` must not hold real memory: the TCK empties the workspace before every scenario.
+    The local engine, opened by ``nams_local.config`` (the one module naming backends)."""
+    backend: BridgeBackend = open_local_backend(
         db,
         embeddings=False,
         workspace=BRIDGE_WORKSPACE,
@@ -66,6 +64,7 @@ def open_bridge_backend(db: str | Path = ":memory:") -> SQLiteBackend:
         extractor=None,
         summariser=None,
     )
+    return backend
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -102,7 +101,7 @@ def _reply(value: Any) -> Response:
     return Response(body, status_code=200, media_type="application/json")
 
 
-def create_bridge_app(backend: SQLiteBackend) -> Starlette:
+def create_bridge_app(backend: BridgeBackend) -> Starlette:
     """The bridge over ``backend`` (the caller owns it and closes it)."""
     bridge = Bridge(backend)
 
