@@ -11,27 +11,5 @@ The TCK bridge is one of their users; the core package does not depend on any of
 from __future__ import annotations
 
 from .memory import MAX_LEGACY_LIMIT, LegacyMemory, strict_status
-from .models import (
-    Fact,
-    Preference,
-    SessionInfo,
-    SessionTranscript,
-    ToolStats,
-    Trace,
-    TraceStep,
-    TraceToolCall,
-)
 
-__all__ = [
-    "MAX_LEGACY_LIMIT",
-    "Fact",
-    "LegacyMemory",
-    "Preference",
-    "SessionInfo",
-    "SessionTranscript",
-    "ToolStats",
-    "Trace",
-    "TraceStep",
-    "TraceToolCall",
-    "strict_status",
-]
+__all__ = ["MAX_LEGACY_LIMIT", "LegacyMemory", "strict_status"]
