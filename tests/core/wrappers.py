@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
+from collections.abc import Awaitable
 from typing import Any
 
 from nams_local import Capabilities, Entity, Message, SearchResult
@@ -80,12 +81,18 @@ class Faulty(Wrapper):
         if fault is None:
             return super().__getattr__(name)
 
-        async def broken(*args: Any, **kwargs: Any) -> Any:
-            self.calls[name] += 1
+        async def fail() -> Any:
             if fault == "raise":
                 raise ConnectionError(f"{name} exploded")
             if fault == "timeout":
                 await asyncio.Event().wait()  # never set: only the caller's timeout ends it
             return {"garbage": True}
+
+        def broken(*args: Any, **kwargs: Any) -> Awaitable[Any]:
+            # Counted when called, not when the coroutine first runs: on a loaded machine
+            # the caller's timeout can cancel it before it starts, and the call still
+            # happened (and was logged as failed).
+            self.calls[name] += 1
+            return fail()
 
         return broken
