@@ -18,8 +18,9 @@ from nams_local.integrations import (
 )
 from nams_local.memory_block import HEADER
 from nams_local.scope import Scope
+from tests.recording_logger import RecordingLogger
 
-from .conftest import RecordingLogger, Wrapper
+from .wrappers import Wrapper
 
 WEATHER_CALL = ToolCallRequest(id="call_1", name="get_weather", arguments='{"city": "Delhi"}')
 TIME_CALL = ToolCallRequest(id="call_2", name="get_time", arguments="{}")
@@ -252,7 +253,9 @@ async def test_create_nams_without_a_backend_follows_the_environment(
     monkeypatch.delenv("MEMORY_API_KEY", raising=False)
     monkeypatch.setenv("NAMS_BACKEND", "local")
     monkeypatch.setenv("NAMS_LOCAL_DB", str(db))
-    nams = create_nams()  # backend=None: open_backend() reads the environment
+    from nams_local import create_nams as create_configured_nams
+
+    nams = create_configured_nams()  # backend=None: open_backend() reads the environment
     try:
         model = nams.wrap(ScriptedChatModel(["stored"]), {"user_id": "env-user"})
         await model.generate([{"role": "user", "content": "remember me"}])
