@@ -8,9 +8,11 @@ nothing changes (a group of one is today's transaction); under many, the commits
 shared and throughput rises with concurrency instead of queueing.
 
 A unit's future resolves only after the commit that holds it, so an acknowledged write is
-on disk and every reader thread sees it (read-your-writes). Units stay independent: if any
-unit of a group raises, the whole group is rolled back and every member runs again alone
-in its own transaction, so a failing (or refused) unit fails only its own caller and
+on disk and every reader thread sees it (read-your-writes). Units stay independent. A unit
+that refuses its input (a ``NamsError``: not found, invalid) has changed nothing — every
+unit of work checks before it writes, the engine's rule — so it fails alone and the group
+goes on. A unit that fails in any other way rolls the whole group back, and every member
+then runs again alone in its own transaction: a failing unit fails only its own caller and
 writes nothing, while the others commit as if they had never been grouped.
 
 Commit hooks (``after_commit``) let a unit of work publish in-memory consequences (the
@@ -72,6 +74,8 @@ class WriterLane:
         self.largest_group = 0
         self.commits = 0
         self.units = 0
+        #: Groups rolled back and replayed member by member.
+        self.replays = 0
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -176,25 +180,35 @@ class WriterLane:
     def _group(self, batch: list[_Job]) -> None:
         conn = self.conn
         assert conn is not None, "the writer lane has no connection yet"
-        results: list[Any] = []
+        outcomes: list[tuple[bool, Any]] = []
         try:
             with conn.begin():
                 for job in batch:
                     self._current = job
-                    results.append(job.fn(*job.args, **job.kwargs))
+                    try:
+                        outcomes.append((True, job.fn(*job.args, **job.kwargs)))
+                    except NamsError as refused:
+                        # Refused input: every unit checks before it changes anything
+                        # (the engine's rule), so it fails alone and the group goes on.
+                        job.hooks.clear()
+                        outcomes.append((False, refused))
         except BaseException as error:
             # Members that ran before the failing one patched in-memory state the
-            # rollback undid: forget it whatever the error was, then run each alone.
+            # rollback undid: forget it, then run each member alone.
             self._on_rollback(error)
+            self.replays += 1
             for job in batch:
                 job.hooks.clear()
                 self._alone(job)
             return
         finally:
             self._current = None
-        for job, result in zip(batch, results, strict=True):
-            self._publish(job)
-            job.future.set_result(result)
+        for job, (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                self._publish(job)
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(value)
 
     def _publish(self, job: _Job) -> None:
         for hook in job.hooks:

@@ -118,6 +118,18 @@ async def test_one_failing_member_of_a_group_fails_alone(tmp_path: Path) -> None
         # Refused before it is ever grouped: nothing reaches the writer.
         with pytest.raises(InvalidInputError):
             await backend.add_message(conv.id, "user", "   ")
+        # A member that refuses its input (not found) has written nothing: it fails alone
+        # and the rest of its group commits without a replay.
+        async with gated(backend, 4):
+            fine = [
+                asyncio.ensure_future(backend.add_message(conv.id, "user", f"warm-up {i}"))
+                for i in range(3)
+            ]
+            lost = asyncio.ensure_future(backend.add_message("nowhere", "user", "lost words"))
+        assert len(await asyncio.gather(*fine)) == 3
+        with pytest.raises(NotFoundError):
+            await lost
+        assert store.writer.replays == 0
         async with gated(backend, 12):
             good = [
                 asyncio.ensure_future(
@@ -135,17 +147,19 @@ async def test_one_failing_member_of_a_group_fails_alone(tmp_path: Path) -> None
         with pytest.raises(RuntimeError, match="broke after writing"):
             await broken
         assert backend.store.writer.largest_group >= 12
+        assert store.writer.replays == 1  # the unit that broke after writing
 
         listed = await backend.list_messages(conv.id, limit=50)
-        assert sorted(m.id for m in listed) == sorted(m.id for m in stored)
-        assert (await backend.get_conversation(conv.id)).message_count == 10
+        notes = [m for m in listed if m.content.startswith("Maya")]
+        assert sorted(m.id for m in notes) == sorted(m.id for m in stored)
+        assert (await backend.get_conversation(conv.id)).message_count == 13
         assert (await backend.search_messages(conv.id, "lost words", mode="text")).items == []
         with pytest.raises(NotFoundError):
             await backend.get_conversation("half-written")
         # The group was rolled back and its members replayed alone: each extracted once.
         status = await backend.get_extraction_status(conv.id)
-        assert [u.status for u in status.units] == ["done"] * 10
-        assert [u.attempts for u in status.units] == [1] * 10
+        assert [u.status for u in status.units] == ["done"] * 13
+        assert [u.attempts for u in status.units] == [1] * 13
         porto = await backend.get_entity_by_name("Porto")
         assert porto is not None
 
