@@ -1,0 +1,766 @@
+"""``nams-local serve`` under concurrent load: throughput and latency of a small team's mix.
+
+One run starts the real server (``nams-local serve`` in its own process, on a free loopback
+port, over a temporary database, the default embedder unless ``--no-embeddings``), seeds
+``--tenants`` workspaces (open mode: one bearer token = one workspace; a few users,
+conversations and messages each), then drives ``--clients`` concurrent keep-alive clients
+for ``--seconds`` with the issue-12 mix, spread evenly over the tokens:
+
+- 40 % add message (``POST /v1/conversations/{id}/messages``),
+- 40 % conversation search (``POST /v1/conversations/{id}/search``, limit 10),
+- 20 % list/get (``GET /v1/conversations``, ``GET /v1/conversations/{id}``,
+  ``GET /v1/conversations/{id}/messages``), a third each.
+
+It reports requests/s, per-operation and overall p50/p95/p99, and every non-2xx answer and
+transport error. Targets (issue 12): with embeddings >= 250 requests/s, p95 <= 300 ms and
+0 non-2xx; with ``--no-embeddings`` >= 1,000 requests/s.
+
+The client must not be what is measured: it runs in ``--client-processes`` processes of its
+own (``benchmarks._loadgen``, raw HTTP/1.1 over asyncio), each reporting the CPU it spent,
+and a short ``/healthz`` phase before the window measures what the harness can push against
+a trivial endpoint on this machine (its ceiling, printed beside the figures).
+
+``--adversarial``: tenant 0 turns hostile and runs at every limit at once — the Cypher
+cross product ``MATCH (a:Entity) MATCH (b:Entity) MATCH (c:Entity) RETURN count(*)`` over
+``--hostile-entities`` entities in its workspace, bulks of 100 long messages, searches at the
+maximal limit, single messages near the body limit — while the other tenants run the normal
+mix; it reports the other tenants' p95 (target <= 200 ms) and what the hostile tenant got.
+
+``python -m benchmarks load --help`` for the options; ``--smoke`` for a few-second check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from nams_local.backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT
+
+from ._common import positive, say
+from ._loadgen import HEAVY_CYPHER, HOSTILE_KINDS, NORMAL_MIX, OPS
+from ._report import BarGroup, add_report_options, machine, publish
+from ._serve import REPO_ROOT, ServeProcess
+from ._workload import distinct_queries, generate
+from .ingest_search import percentile
+
+__all__ = ["main", "summarize"]
+
+NAME = "load"
+TARGET_RPS = 250.0
+TARGET_RPS_NO_EMBEDDINGS = 1000.0
+TARGET_P95_MS = 300.0
+TARGET_OTHERS_P95_MS = 200.0
+#: ``nams-local serve``'s default ``--max-body-bytes`` (the hostile bodies sit just under it).
+DEFAULT_BODY_LIMIT = 1024 * 1024
+NORMAL_OPS = tuple(name for name, _ in NORMAL_MIX)
+SMOKE_DEFAULTS: dict[str, Any] = {
+    "seconds": 3.0,
+    "clients": 8,
+    "client_processes": 1,
+    "users_per_tenant": 1,
+    "conversations_per_user": 1,
+    "seed_messages": 2,
+    "ceiling_seconds": 1.0,
+    "hostile_clients": 4,
+    "hostile_entities": 30,
+    "no_embeddings": True,
+    "timeout": 15.0,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m benchmarks {NAME}",
+        description="Concurrent clients against nams-local serve: requests/s and latency.",
+    )
+    w = parser.add_argument_group("workload")
+    w.add_argument("--seconds", type=float, default=45.0, help="timed window, default 45")
+    w.add_argument("--clients", type=positive, default=32, help="concurrent clients, default 32")
+    w.add_argument("--tenants", type=positive, default=8, help="bearer tokens, default 8")
+    w.add_argument("--users-per-tenant", type=positive, default=3, help="default 3")
+    w.add_argument("--conversations-per-user", type=positive, default=2, help="default 2")
+    w.add_argument(
+        "--seed-messages", type=positive, default=10, help="messages per seeded conversation"
+    )
+    w.add_argument("--seed", type=int, default=42, help="default 42")
+    w.add_argument(
+        "--timeout", type=float, default=30.0, help="per-request timeout, seconds (default 30)"
+    )
+    a = parser.add_argument_group("adversarial")
+    a.add_argument(
+        "--adversarial",
+        action="store_true",
+        help="tenant 0 runs at every limit at once while the others run the mix",
+    )
+    a.add_argument(
+        "--hostile-clients", type=positive, default=8, help="the hostile tenant's clients"
+    )
+    a.add_argument(
+        "--hostile-entities",
+        type=positive,
+        default=2000,
+        help="entities seeded in the hostile workspace (the Cypher cross product's input)",
+    )
+    c = parser.add_argument_group("client and server")
+    c.add_argument(
+        "--client-processes",
+        type=positive,
+        default=2,
+        help="load generator processes (the clients are spread over them), default 2",
+    )
+    c.add_argument(
+        "--ceiling-seconds",
+        type=float,
+        default=3.0,
+        help="length of the /healthz phase that measures the harness ceiling (0 = skip)",
+    )
+    c.add_argument(
+        "--no-embeddings", action="store_true", help="serve --no-embeddings (text search only)"
+    )
+    c.add_argument(
+        "--extraction",
+        choices=("sync", "background", "off"),
+        help="the server's extraction mode ($NAMS_EXTRACTION); default: serve's own default",
+    )
+    c.add_argument(
+        "--server-max-rss-mb",
+        type=positive,
+        default=3000,
+        help="kill the server when its RSS passes this (a runaway must not take the machine "
+        "down); default 3000",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a few seconds, a tiny seed, --no-embeddings, 8 clients in one process",
+    )
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    add_report_options(parser)
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """``--smoke`` changes the defaults; options given explicitly still win."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.smoke:
+        parser.set_defaults(**SMOKE_DEFAULTS)
+        args = parser.parse_args(argv)
+    for name in ("seconds", "timeout"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name} must be positive")
+    if args.ceiling_seconds < 0:
+        parser.error("--ceiling-seconds must not be negative")
+    if args.adversarial and args.tenants < 2:
+        parser.error("--adversarial needs at least 2 tenants (one hostile, one measured)")
+    return args
+
+
+# -- seeding -------------------------------------------------------------------------------
+def _tokens(args: argparse.Namespace) -> list[str]:
+    return [f"load-bench-tenant-{i}" for i in range(args.tenants)]
+
+
+async def _seed_tenant(
+    client: httpx.AsyncClient, args: argparse.Namespace, token: str, index: int
+) -> list[str]:
+    """Users, conversations and messages of one workspace; its conversation ids."""
+    headers = {"Authorization": f"Bearer {token}"}
+    work = generate(
+        users=args.users_per_tenant,
+        conversations_per_user=args.conversations_per_user,
+        messages=args.users_per_tenant * args.conversations_per_user * args.seed_messages,
+        entities=0,
+        seed=args.seed + index,
+    )
+    ids: list[str] = []
+    for spec in work.conversations:
+        created = await client.post(
+            "/v1/conversations",
+            json={"userId": spec.user_id, "metadata": {"topic": spec.topic}},
+            headers=headers,
+        )
+        created.raise_for_status()
+        conv = str(created.json()["id"])
+        for i in range(0, len(spec.turns), MAX_BULK_MESSAGES):
+            chunk = spec.turns[i : i + MAX_BULK_MESSAGES]
+            body = {"messages": [{"role": t.role, "content": t.content} for t in chunk]}
+            added = await client.post(
+                f"/v1/conversations/{conv}/messages/bulk", json=body, headers=headers
+            )
+            added.raise_for_status()
+        ids.append(conv)
+    return ids
+
+
+async def _seed_entities(client: httpx.AsyncClient, token: str, n: int, seed: int) -> int:
+    """``n`` entities in the hostile workspace, 8 requests at a time; how many it holds."""
+    headers = {"Authorization": f"Bearer {token}"}
+    entities = list(
+        generate(users=1, conversations_per_user=1, messages=0, entities=n, seed=seed).entities
+    )
+    queue = asyncio.Queue[tuple[str, str, str]]()
+    for e in entities:
+        queue.put_nowait((e.name, e.type, e.description))
+
+    async def worker() -> None:
+        while not queue.empty():
+            name, type_, description = queue.get_nowait()
+            answer = await client.post(
+                "/v1/entities",
+                json={"name": name, "type": type_, "description": description},
+                headers=headers,
+            )
+            answer.raise_for_status()
+
+    await asyncio.gather(*(worker() for _ in range(8)))
+    counted = await client.post(
+        "/v1/query",
+        json={"cypher": "MATCH (e:Entity) RETURN count(e) AS n"},
+        headers=headers,
+    )
+    counted.raise_for_status()
+    rows = counted.json().get("rows") or [{}]
+    first = rows[0]
+    value = first.get("n") if isinstance(first, dict) else first[0]
+    return int(value) if value is not None else 0
+
+
+async def seed(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
+    """Every tenant's conversations (and the hostile tenant's entities); the seeding cost."""
+    tokens = _tokens(args)
+    start = time.perf_counter()
+    async with httpx.AsyncClient(base_url=base_url, timeout=120.0) as client:
+        convs = await asyncio.gather(
+            *(_seed_tenant(client, args, token, i) for i, token in enumerate(tokens))
+        )
+        seeded = time.perf_counter()
+        entities = None
+        if args.adversarial:
+            entities = await _seed_entities(client, tokens[0], args.hostile_entities, args.seed)
+    done = time.perf_counter()
+    return {
+        "tokens": tokens,
+        "conversations": {token: ids for token, ids in zip(tokens, convs, strict=True)},
+        "messages_per_tenant": args.users_per_tenant
+        * args.conversations_per_user
+        * args.seed_messages,
+        "seconds": seeded - start,
+        "hostile_entities": entities,
+        "hostile_entities_seconds": done - seeded if args.adversarial else None,
+    }
+
+
+# -- the load generator processes ----------------------------------------------------------
+def _pools(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """Texts for added messages and search queries (the same vocabulary as the seed)."""
+    work = generate(
+        users=20, conversations_per_user=5, messages=2000, entities=0, seed=args.seed + 99
+    )
+    messages = [t.content for t in work.messages()]
+    queries = distinct_queries(random.Random(args.seed + 7), 600, set())
+    return messages, queries
+
+
+def client_plan(args: argparse.Namespace, seeded: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every virtual client: its token, conversations and role (``normal`` or hostile)."""
+    tokens: list[str] = seeded["tokens"]
+    convs: dict[str, list[str]] = seeded["conversations"]
+    measured = tokens[1:] if args.adversarial else tokens
+    clients = [
+        {
+            "index": i,
+            "token": measured[i % len(measured)],
+            "role": "normal",
+            "conversations": convs[measured[i % len(measured)]],
+            "seed": args.seed * 1000 + i,
+        }
+        for i in range(args.clients)
+    ]
+    if args.adversarial:
+        for j in range(args.hostile_clients):
+            clients.append(
+                {
+                    "index": args.clients + j,
+                    "token": tokens[0],
+                    "role": HOSTILE_KINDS[j % len(HOSTILE_KINDS)],
+                    "conversations": convs[tokens[0]],
+                    "seed": args.seed * 1000 + args.clients + j,
+                }
+            )
+    return clients
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(REPO_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+def run_generators(
+    args: argparse.Namespace,
+    port: int,
+    clients: list[dict[str, Any]],
+    seconds: float,
+    pools: tuple[list[str], list[str]],
+    logs: Path,
+) -> dict[str, Any]:
+    """Run ``clients`` over ``--client-processes`` generator processes for one window.
+
+    Every process connects, says "ready", and gets the same wall-clock start; each is
+    killed by its PID if it outlives the window by more than the request timeout plus a
+    minute, and all are stopped on the way out whatever happens.
+    """
+    n_proc = max(1, min(args.client_processes, len(clients)))
+    messages, queries = pools
+    base = {
+        "port": port,
+        "seconds": seconds,
+        "timeout": args.timeout,
+        # Bounded in count as well as time: more than any client can do in the window.
+        "max_requests": int(seconds * 5000) + 10,
+        "messages": messages,
+        "queries": queries,
+        "cypher": HEAVY_CYPHER,
+        "limits": {
+            "max_body_bytes": DEFAULT_BODY_LIMIT,
+            "max_bulk": MAX_BULK_MESSAGES,
+            "max_search_limit": MAX_LIST_LIMIT,
+        },
+    }
+    procs: list[subprocess.Popen[str]] = []
+    budget = seconds + args.timeout + 60.0
+    logs.mkdir(parents=True, exist_ok=True)
+    try:
+        for k in range(n_proc):
+            plan = dict(base, clients=clients[k::n_proc])
+            with (logs / f"loadgen-{k}.log").open("w") as err:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "benchmarks._loadgen"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                    text=True,
+                    env=_environment(),
+                    cwd=str(REPO_ROOT),
+                )
+            procs.append(proc)
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(plan) + "\n")
+            proc.stdin.flush()
+        with ThreadPoolExecutor(max_workers=n_proc) as pool:
+            readies = [pool.submit(_readline, p) for p in procs]
+            for k, ready in enumerate(readies):
+                line = ready.result(timeout=60 + args.timeout)
+                if line.strip() != "ready":
+                    raise RuntimeError(f"load generator {k} did not start: {_log(logs, k)}")
+            start_at = time.time() + 0.2
+            for p in procs:
+                assert p.stdin is not None
+                p.stdin.write(f"{start_at!r}\n")
+                p.stdin.close()
+            outputs = [pool.submit(_read_rest, p) for p in procs]
+            parsed = []
+            for k, out in enumerate(outputs):
+                text = out.result(timeout=budget)
+                if procs[k].wait(timeout=10) != 0 or not text.strip():
+                    raise RuntimeError(f"load generator {k} failed: {_log(logs, k)}")
+                parsed.append(json.loads(text))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+            for stream in (p.stdin, p.stdout):
+                if stream is not None and not stream.closed:
+                    stream.close()
+    samples = [s for out in parsed for s in out["samples"]]
+    errors: Counter[str] = Counter()
+    for out in parsed:
+        errors.update(out["errors"])
+    cpu = [float(out["cpu_seconds"]) for out in parsed]
+    return {
+        "samples": samples,
+        "errors": dict(errors),
+        "client_cpu_seconds": cpu,
+        "processes": n_proc,
+        "seconds": seconds,
+    }
+
+
+def _readline(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    return proc.stdout.readline()
+
+
+def _read_rest(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    return proc.stdout.read()
+
+
+def _log(logs: Path, k: int) -> str:
+    try:
+        return (logs / f"loadgen-{k}.log").read_text()[-2000:]
+    except OSError:
+        return ""
+
+
+# -- figures -------------------------------------------------------------------------------
+def _latency(ms: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": percentile(ms, 50),
+        "p95_ms": percentile(ms, 95),
+        "p99_ms": percentile(ms, 99),
+        "max_ms": max(ms, default=0.0),
+    }
+
+
+def summarize(samples: Sequence[Sequence[float]], seconds: float) -> dict[str, Any]:
+    """Throughput, latency and status counts of ``samples`` (``[op, status, start_s,
+    latency_ms, client]``), overall and per operation.
+
+    requests/s counts the requests answered (any status) by the end of the window; the
+    latencies are of every request issued in it (in-flight ones ran to their end).
+    """
+    by_op: dict[str, list[Sequence[float]]] = {}
+    for s in samples:
+        by_op.setdefault(OPS[int(s[0])], []).append(s)
+
+    def block(rows: Sequence[Sequence[float]]) -> dict[str, Any]:
+        statuses = Counter(str(int(r[1])) if r[1] else "error" for r in rows)
+        answered = sum(1 for r in rows if r[1] and r[2] + r[3] / 1000.0 <= seconds)
+        ok = sum(1 for r in rows if 200 <= r[1] < 300)
+        return {
+            "requests": len(rows),
+            "answered_in_window": answered,
+            "ok": ok,
+            "non_2xx": sum(1 for r in rows if r[1] and not 200 <= r[1] < 300),
+            "errors": statuses.get("error", 0),
+            "statuses": dict(sorted(statuses.items())),
+            "requests_per_second": answered / seconds if seconds else 0.0,
+            **_latency([float(r[3]) for r in rows]),
+        }
+
+    return {
+        "overall": block(samples),
+        "operations": {
+            op: block(rows) for op, rows in sorted(by_op.items(), key=lambda kv: OPS.index(kv[0]))
+        },
+    }
+
+
+def _client_cost(run: dict[str, Any], requests: int) -> dict[str, Any]:
+    cpu = sum(run["client_cpu_seconds"])
+    seconds = run["seconds"]
+    return {
+        "processes": run["processes"],
+        "cpu_seconds": cpu,
+        "cores_used": cpu / seconds if seconds else 0.0,
+        "cpu_us_per_request": cpu / requests * 1e6 if requests else None,
+    }
+
+
+def ceiling_figures(run: dict[str, Any]) -> dict[str, Any]:
+    """What the harness pushed against ``/healthz``, and its own CPU per request there."""
+    figures = summarize(run["samples"], run["seconds"])["overall"]
+    cost = _client_cost(run, figures["requests"])
+    per_request = cost["cpu_us_per_request"]
+    return {
+        "requests_per_second": figures["requests_per_second"],
+        "p50_ms": figures["p50_ms"],
+        "non_2xx": figures["non_2xx"],
+        "errors": figures["errors"],
+        "client": cost,
+        # What one generator process could push with a whole core to itself.
+        "one_process_max_rps": 1e6 / per_request if per_request else None,
+    }
+
+
+def _roles(clients: list[dict[str, Any]]) -> dict[int, str]:
+    return {int(c["index"]): str(c["role"]) for c in clients}
+
+
+def load_figures(
+    run: dict[str, Any], clients: list[dict[str, Any]], server_cpu: float | None
+) -> dict[str, Any]:
+    roles = _roles(clients)
+    normal = [s for s in run["samples"] if roles[int(s[4])] == "normal"]
+    hostile = [s for s in run["samples"] if roles[int(s[4])] != "normal"]
+    figures = summarize(normal, run["seconds"])
+    errors = run["errors"]
+    figures["error_kinds"] = {k: v for k, v in errors.items() if k.split(":")[0] in NORMAL_OPS}
+    figures["client"] = _client_cost(run, len(run["samples"]))
+    figures["server_cpu_seconds"] = server_cpu
+    figures["server_cores_used"] = server_cpu / run["seconds"] if server_cpu is not None else None
+    if hostile:
+        h = summarize(hostile, run["seconds"])
+        h["error_kinds"] = {k: v for k, v in errors.items() if k.split(":")[0] not in NORMAL_OPS}
+        figures["hostile"] = h
+    return figures
+
+
+def _verdict(args: argparse.Namespace, figures: dict[str, Any]) -> dict[str, Any]:
+    overall = figures["overall"]
+    clean = overall["non_2xx"] == 0 and overall["errors"] == 0
+    if args.no_embeddings:
+        target = {"requests_per_second": TARGET_RPS_NO_EMBEDDINGS}
+        met = overall["requests_per_second"] >= TARGET_RPS_NO_EMBEDDINGS
+    else:
+        target = {"requests_per_second": TARGET_RPS, "p95_ms": TARGET_P95_MS, "non_2xx": 0}
+        met = (
+            overall["requests_per_second"] >= TARGET_RPS
+            and overall["p95_ms"] <= TARGET_P95_MS
+            and clean
+        )
+    verdict: dict[str, Any] = {"targets": target, "met": met, "clean": clean}
+    if args.adversarial:
+        verdict["others_p95_target_ms"] = TARGET_OTHERS_P95_MS
+        verdict["others_p95_met"] = overall["p95_ms"] <= TARGET_OTHERS_P95_MS
+    return verdict
+
+
+# -- report --------------------------------------------------------------------------------
+def _ok(flag: bool) -> str:
+    return "met" if flag else "MISSED"
+
+
+def _row(label: str, b: dict[str, Any]) -> str:
+    return (
+        f"  {label:<20} {b['requests']:>7} {b['requests_per_second']:>8.1f} "
+        f"{b['p50_ms']:>8.1f} {b['p95_ms']:>8.1f} {b['p99_ms']:>8.1f} "
+        f"{b['non_2xx']:>6} {b['errors']:>6}"
+    )
+
+
+def render(results: dict[str, Any]) -> str:
+    s, f, v = results["settings"], results["load"], results["verdict"]
+    o = f["overall"]
+    mode = "adversarial (tenant 0 hostile)" if s["adversarial"] else "normal mix"
+    lines = [
+        f"nams-local benchmark: {NAME} — {mode}",
+        f"  nams-local serve on 127.0.0.1, embeddings {'off' if s['no_embeddings'] else 'on'}, "
+        f"extraction {s['extraction'] or 'serve default'}; {s['clients']} clients over "
+        f"{s['measured_tenants']} tenant(s), {s['seconds']:g} s window; seeded "
+        f"{s['tenants']} tenants x {results['seed']['conversations_per_tenant']} conversations x "
+        f"{s['seed_messages']} messages",
+        "",
+        f"  {'operation':<20} {'reqs':>7} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} "
+        f"{'p99 ms':>8} {'non2xx':>6} {'errors':>6}",
+    ]
+    for op, b in f["operations"].items():
+        lines.append(_row(op, b))
+    lines.append(_row("overall", o))
+    lines.append("")
+    if s["no_embeddings"]:
+        lines.append(
+            f"  requests/s {o['requests_per_second']:.1f} (target >= "
+            f"{TARGET_RPS_NO_EMBEDDINGS:,.0f} with --no-embeddings: {_ok(v['met'])}); "
+            f"p95 {o['p95_ms']:.1f} ms; non-2xx {o['non_2xx']}, errors {o['errors']}"
+        )
+    else:
+        lines.append(
+            f"  requests/s {o['requests_per_second']:.1f} (target >= {TARGET_RPS:.0f}), "
+            f"p95 {o['p95_ms']:.1f} ms (target <= {TARGET_P95_MS:.0f}), non-2xx "
+            f"{o['non_2xx']} + errors {o['errors']} (target 0): {_ok(v['met'])}"
+        )
+    if s["adversarial"]:
+        lines.append(
+            f"  the other tenants' p95 {o['p95_ms']:.1f} ms (target <= "
+            f"{TARGET_OTHERS_P95_MS:.0f} ms while tenant 0 is hostile): {_ok(v['others_p95_met'])}"
+        )
+    for kind, count in sorted(f.get("error_kinds", {}).items()):
+        lines.append(f"    error: {kind} x{count}")
+    if "hostile" in f:
+        h = f["hostile"]
+        lines += [
+            "",
+            f"  hostile tenant ({s['hostile_clients']} clients; "
+            f"{results['seed']['hostile_entities']} entities in its workspace) got:",
+        ]
+        for op, b in h["operations"].items():
+            statuses = ", ".join(f"{k} x{n}" for k, n in b["statuses"].items())
+            lines.append(
+                f"    {op:<14} {b['requests']:>5} requests, p50 {b['p50_ms']:.0f} ms, "
+                f"max {b['max_ms']:.0f} ms; status {statuses}"
+            )
+        for kind, count in sorted(h.get("error_kinds", {}).items()):
+            lines.append(f"    error: {kind} x{count}")
+    c, srv = f["client"], results["server"]
+    lines += [
+        "",
+        f"  client cost: {c['processes']} generator process(es), {c['cpu_seconds']:.1f} CPU-s "
+        f"in the window = {c['cores_used']:.2f} cores"
+        + (f", {c['cpu_us_per_request']:.0f} us per request" if c["cpu_us_per_request"] else ""),
+    ]
+    if f["server_cores_used"] is not None:
+        lines.append(
+            f"  server cost: {f['server_cpu_seconds']:.1f} CPU-s = "
+            f"{f['server_cores_used']:.2f} cores; peak RSS {srv['peak_rss_mb']:.0f} MB"
+        )
+    if srv.get("killed_for"):
+        lines.append(f"  SERVER KILLED: {srv['killed_for']}")
+    ceil = results.get("ceiling")
+    if ceil:
+        per = ceil["client"]["cpu_us_per_request"]
+        one = ceil["one_process_max_rps"]
+        lines.append(
+            f"  harness ceiling: GET /healthz {ceil['requests_per_second']:.0f} requests/s "
+            f"with the same clients and processes (server on the same cores); the client "
+            + (
+                f"spends {per:.0f} us CPU per request, so one generator process tops out near "
+                f"{one:,.0f} requests/s"
+                if per and one
+                else "cost was not measured"
+            )
+        )
+    lines.append(
+        f"  machine: {results['machine']['cpu_count']} cores, load avg before "
+        + " ".join(f"{x:.2f}" for x in results["machine"].get("load_average") or [])
+        + "; server and clients share it"
+    )
+    return "\n".join(lines)
+
+
+def _panels(results: dict[str, Any]) -> list[BarGroup]:
+    ops = results["load"]["operations"]
+    names = list(ops)
+    panels = [
+        BarGroup(
+            "latency by operation (ms)",
+            "ms",
+            [*names, "overall"],
+            {
+                pct: [ops[n][f"{pct}_ms"] for n in names]
+                + [results["load"]["overall"][f"{pct}_ms"]]
+                for pct in ("p50", "p95", "p99")
+            },
+            target=TARGET_OTHERS_P95_MS if results["settings"]["adversarial"] else TARGET_P95_MS,
+        )
+    ]
+    target = TARGET_RPS_NO_EMBEDDINGS if results["settings"]["no_embeddings"] else TARGET_RPS
+    series = {"mix": [results["load"]["overall"]["requests_per_second"]]}
+    if results.get("ceiling"):
+        series["/healthz (harness ceiling)"] = [results["ceiling"]["requests_per_second"]]
+    panels.append(BarGroup("throughput", "requests / s", ["requests/s"], series, target=target))
+    return panels
+
+
+def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    started = machine()
+    extra = ["--no-embeddings"] if args.no_embeddings else []
+    env = {"NAMS_EXTRACTION": args.extraction} if args.extraction else {}
+    server = ServeProcess(
+        tmp / "load.sqlite3",
+        tmp / "serve.log",
+        extra_args=extra,
+        env=env,
+        max_rss_bytes=args.server_max_rss_mb * 1024 * 1024,
+    )
+    say(
+        args,
+        f"[{NAME}] starting nams-local serve ({'no ' if args.no_embeddings else ''}embeddings)",
+    )
+    with server:
+        say(args, f"[{NAME}] serving on port {server.port} (pid {server.pid}); seeding")
+        seeded = asyncio.run(seed(args, server.base_url))
+        say(args, f"[{NAME}] seeded in {seeded['seconds']:.1f}s")
+        pools = _pools(args)
+        ceiling = None
+        if args.ceiling_seconds > 0:
+            say(args, f"[{NAME}] harness ceiling: GET /healthz for {args.ceiling_seconds:g}s")
+            probe = [
+                dict(c, role="healthz") for c in client_plan(args, seeded) if c["role"] == "normal"
+            ]
+            ceiling = ceiling_figures(
+                run_generators(args, server.port, probe, args.ceiling_seconds, pools, tmp)
+            )
+        clients = client_plan(args, seeded)
+        say(args, f"[{NAME}] {len(clients)} clients for {args.seconds:g}s")
+        cpu_before = server.cpu_seconds()
+        run = run_generators(args, server.port, clients, args.seconds, pools, tmp)
+        cpu_after = server.cpu_seconds()
+        server_cpu = (
+            cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
+        )
+        rss = server.rss_bytes()
+        peak = max(server.peak_rss_bytes, rss or 0)
+        killed = server.killed_for
+        log_tail = server.log_tail(2000) if killed or server.process is None else ""
+    figures = load_figures(run, clients, server_cpu)
+    results: dict[str, Any] = {
+        "machine": started,
+        "settings": {
+            "seconds": args.seconds,
+            "clients": args.clients,
+            "tenants": args.tenants,
+            "measured_tenants": args.tenants - 1 if args.adversarial else args.tenants,
+            "users_per_tenant": args.users_per_tenant,
+            "conversations_per_user": args.conversations_per_user,
+            "seed_messages": args.seed_messages,
+            "no_embeddings": args.no_embeddings,
+            "extraction": args.extraction,
+            "adversarial": args.adversarial,
+            "hostile_clients": args.hostile_clients if args.adversarial else 0,
+            "client_processes": args.client_processes,
+            "timeout": args.timeout,
+            "mix": dict(NORMAL_MIX),
+            "smoke": args.smoke,
+        },
+        "seed": {
+            "tenants": len(seeded["tokens"]),
+            "conversations_per_tenant": len(next(iter(seeded["conversations"].values()))),
+            "messages_per_tenant": seeded["messages_per_tenant"],
+            "seconds": seeded["seconds"],
+            "hostile_entities": seeded["hostile_entities"],
+            "hostile_entities_seconds": seeded["hostile_entities_seconds"],
+        },
+        "ceiling": ceiling,
+        "load": figures,
+        "server": {
+            "peak_rss_mb": peak / 1e6,
+            "killed_for": killed,
+            "log_tail": log_tail,
+        },
+    }
+    results["verdict"] = _verdict(args, figures)
+    return results
+
+
+def report_name(args: argparse.Namespace) -> str:
+    """Each variant has its own results file and README section: ``load``,
+    ``load_no_embeddings``, ``load_adversarial``, ``load_adversarial_no_embeddings``."""
+    return "_".join(
+        [NAME, *(["adversarial"] if args.adversarial else []),
+         *(["no_embeddings"] if args.no_embeddings else [])]
+    )  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="nams-bench-load-") as tmp:
+        results = _run(args, Path(tmp))
+    name = report_name(args)
+    publish(args, name, results, render(results), argv=argv, panels=_panels(results))
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
