@@ -265,6 +265,27 @@ async def seed(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
     }
 
 
+async def count_messages(base_url: str, seeded: dict[str, Any]) -> dict[str, Any]:
+    """After the window: the messages each seeded conversation holds, read back over HTTP
+    (up to the list limit), so a run shows its writes landed and not just that they were
+    answered."""
+    total, capped = 0, False
+    async with httpx.AsyncClient(base_url=base_url, timeout=120.0) as client:
+        for token, ids in seeded["conversations"].items():
+            headers = {"Authorization": f"Bearer {token}"}
+            for conv in ids:
+                answer = await client.get(
+                    f"/v1/conversations/{conv}/messages",
+                    params={"limit": MAX_LIST_LIMIT},
+                    headers=headers,
+                )
+                answer.raise_for_status()
+                n = len(answer.json()["messages"])
+                total += n
+                capped = capped or n >= MAX_LIST_LIMIT
+    return {"messages": total, "capped_at_list_limit": capped}
+
+
 # -- the load generator processes ----------------------------------------------------------
 def _pools(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     """Texts for added messages and search queries (the same vocabulary as the seed)."""
@@ -700,7 +721,10 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         rss = server.rss_bytes()
         peak = max(server.peak_rss_bytes, rss or 0)
         killed = server.killed_for
-        log_tail = server.log_tail(2000) if killed or server.process is None else ""
+        found = None if killed else asyncio.run(count_messages(server.base_url, seeded))
+        pid = server.pid
+        exit_status = server.stop()
+        log_tail = server.log_tail(2000) if killed or exit_status else ""
     figures = load_figures(run, clients, server_cpu)
     results: dict[str, Any] = {
         "machine": started,
@@ -731,7 +755,10 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         },
         "ceiling": ceiling,
         "load": figures,
+        "messages_found": found,
         "server": {
+            "pid": pid,
+            "exit_status": exit_status,
             "peak_rss_mb": peak / 1e6,
             "killed_for": killed,
             "log_tail": log_tail,
