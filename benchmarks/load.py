@@ -690,7 +690,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         tmp / "serve.log",
         extra_args=extra,
         env=env,
-        max_rss_bytes=args.server_max_rss_mb * 1024 * 1024,
+        max_rss_bytes=args.server_max_rss_mb * 1_000_000,
     )
     say(
         args,
@@ -783,7 +783,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="nams-bench-load-") as tmp:
         results = _run(args, Path(tmp))
     name = report_name(args)
-    publish(args, name, results, render(results), argv=argv, panels=_panels(results))
+    publish(
+        args, name, results, render(results), argv=argv, panels=_panels(results), benchmark=NAME
+    )
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
     return 0
