@@ -24,11 +24,28 @@ from types import TracebackType
 
 import httpx
 
-__all__ = ["ServeProcess", "process_cpu_seconds", "process_rss_bytes"]
+__all__ = [
+    "REPO_ROOT",
+    "ServeProcess",
+    "child_environment",
+    "process_cpu_seconds",
+    "process_rss_bytes",
+]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _LISTENING = re.compile(r"serving http://127\.0\.0\.1:(\d+)/v1")
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def child_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment for a child, with this checkout first on ``PYTHONPATH``
+    (the code the benchmark runs from is the code the server and the clients run)."""
+    env = dict(os.environ)
+    paths = [str(REPO_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.update(extra or {})
+    return env
 
 
 def process_cpu_seconds(pid: int) -> float | None:
@@ -105,15 +122,6 @@ class ServeProcess:
             *self.extra_args,
         ]
 
-    def _environment(self) -> dict[str, str]:
-        env = dict(os.environ)
-        # The checkout the benchmark runs from is the code the server runs.
-        paths = [str(REPO_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-        env.setdefault("HF_HUB_OFFLINE", "1")
-        env.update(self.extra_env)
-        return env
-
     def __enter__(self) -> ServeProcess:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("wb") as out:
@@ -122,7 +130,7 @@ class ServeProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env=self._environment(),
+                env=child_environment(self.extra_env),
             )
         try:
             self.port = self._wait_for_banner()

@@ -34,15 +34,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +47,14 @@ import httpx
 from nams_local.backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT
 
 from ._common import positive, say
-from ._loadgen import HEAVY_CYPHER, HOSTILE_KINDS, NORMAL_MIX, OPS
+from ._loadgen import HEAVY_CYPHER, HOSTILE_KINDS, NORMAL_MIX
+from ._loadpool import run_generators
+from ._loadstats import ceiling_figures, load_figures
 from ._report import BarGroup, add_report_options, machine, publish
-from ._serve import REPO_ROOT, ServeProcess
+from ._serve import ServeProcess
 from ._workload import distinct_queries, generate
-from .ingest_search import percentile
 
-__all__ = ["main", "summarize"]
+__all__ = ["main"]
 
 NAME = "load"
 TARGET_RPS = 250.0
@@ -66,7 +63,6 @@ TARGET_P95_MS = 300.0
 TARGET_OTHERS_P95_MS = 200.0
 #: ``nams-local serve``'s default ``--max-body-bytes`` (the hostile bodies sit just under it).
 DEFAULT_BODY_LIMIT = 1024 * 1024
-NORMAL_OPS = tuple(name for name, _ in NORMAL_MIX)
 SMOKE_DEFAULTS: dict[str, Any] = {
     "seconds": 3.0,
     "clients": 8,
@@ -326,30 +322,10 @@ def client_plan(args: argparse.Namespace, seeded: dict[str, Any]) -> list[dict[s
     return clients
 
 
-def _environment() -> dict[str, str]:
-    env = dict(os.environ)
-    paths = [str(REPO_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    return env
-
-
-def run_generators(
-    args: argparse.Namespace,
-    port: int,
-    clients: list[dict[str, Any]],
-    seconds: float,
-    pools: tuple[list[str], list[str]],
-    logs: Path,
-) -> dict[str, Any]:
-    """Run ``clients`` over ``--client-processes`` generator processes for one window.
-
-    Every process connects, says "ready", and gets the same wall-clock start; each is
-    killed by its PID if it outlives the window by more than the request timeout plus a
-    minute, and all are stopped on the way out whatever happens.
-    """
-    n_proc = max(1, min(args.client_processes, len(clients)))
-    messages, queries = pools
-    base = {
+def base_plan(args: argparse.Namespace, port: int, seconds: float) -> dict[str, Any]:
+    """What every generator process of one window is told besides its clients."""
+    messages, queries = _pools(args)
+    return {
         "port": port,
         "seconds": seconds,
         "timeout": args.timeout,
@@ -364,175 +340,6 @@ def run_generators(
             "max_search_limit": MAX_LIST_LIMIT,
         },
     }
-    procs: list[subprocess.Popen[str]] = []
-    budget = seconds + args.timeout + 60.0
-    logs.mkdir(parents=True, exist_ok=True)
-    try:
-        for k in range(n_proc):
-            plan = dict(base, clients=clients[k::n_proc])
-            with (logs / f"loadgen-{k}.log").open("w") as err:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "benchmarks._loadgen"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                    text=True,
-                    env=_environment(),
-                    cwd=str(REPO_ROOT),
-                )
-            procs.append(proc)
-            assert proc.stdin is not None
-            proc.stdin.write(json.dumps(plan) + "\n")
-            proc.stdin.flush()
-        with ThreadPoolExecutor(max_workers=n_proc) as pool:
-            readies = [pool.submit(_readline, p) for p in procs]
-            for k, ready in enumerate(readies):
-                line = ready.result(timeout=60 + args.timeout)
-                if line.strip() != "ready":
-                    raise RuntimeError(f"load generator {k} did not start: {_log(logs, k)}")
-            start_at = time.time() + 0.2
-            for p in procs:
-                assert p.stdin is not None
-                p.stdin.write(f"{start_at!r}\n")
-                p.stdin.close()
-            outputs = [pool.submit(_read_rest, p) for p in procs]
-            parsed = []
-            for k, out in enumerate(outputs):
-                text = out.result(timeout=budget)
-                if procs[k].wait(timeout=10) != 0 or not text.strip():
-                    raise RuntimeError(f"load generator {k} failed: {_log(logs, k)}")
-                parsed.append(json.loads(text))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(timeout=10)
-            for stream in (p.stdin, p.stdout):
-                if stream is not None and not stream.closed:
-                    stream.close()
-    samples = [s for out in parsed for s in out["samples"]]
-    errors: Counter[str] = Counter()
-    for out in parsed:
-        errors.update(out["errors"])
-    cpu = [float(out["cpu_seconds"]) for out in parsed]
-    return {
-        "samples": samples,
-        "errors": dict(errors),
-        "client_cpu_seconds": cpu,
-        "processes": n_proc,
-        "seconds": seconds,
-    }
-
-
-def _readline(proc: subprocess.Popen[str]) -> str:
-    assert proc.stdout is not None
-    return proc.stdout.readline()
-
-
-def _read_rest(proc: subprocess.Popen[str]) -> str:
-    assert proc.stdout is not None
-    return proc.stdout.read()
-
-
-def _log(logs: Path, k: int) -> str:
-    try:
-        return (logs / f"loadgen-{k}.log").read_text()[-2000:]
-    except OSError:
-        return ""
-
-
-# -- figures -------------------------------------------------------------------------------
-def _latency(ms: list[float]) -> dict[str, float]:
-    return {
-        "p50_ms": percentile(ms, 50),
-        "p95_ms": percentile(ms, 95),
-        "p99_ms": percentile(ms, 99),
-        "max_ms": max(ms, default=0.0),
-    }
-
-
-def summarize(samples: Sequence[Sequence[float]], seconds: float) -> dict[str, Any]:
-    """Throughput, latency and status counts of ``samples`` (``[op, status, start_s,
-    latency_ms, client]``), overall and per operation.
-
-    requests/s counts the requests answered (any status) by the end of the window; the
-    latencies are of every request issued in it (in-flight ones ran to their end).
-    """
-    by_op: dict[str, list[Sequence[float]]] = {}
-    for s in samples:
-        by_op.setdefault(OPS[int(s[0])], []).append(s)
-
-    def block(rows: Sequence[Sequence[float]]) -> dict[str, Any]:
-        statuses = Counter(str(int(r[1])) if r[1] else "error" for r in rows)
-        answered = sum(1 for r in rows if r[1] and r[2] + r[3] / 1000.0 <= seconds)
-        ok = sum(1 for r in rows if 200 <= r[1] < 300)
-        return {
-            "requests": len(rows),
-            "answered_in_window": answered,
-            "ok": ok,
-            "non_2xx": sum(1 for r in rows if r[1] and not 200 <= r[1] < 300),
-            "errors": statuses.get("error", 0),
-            "statuses": dict(sorted(statuses.items())),
-            "requests_per_second": answered / seconds if seconds else 0.0,
-            **_latency([float(r[3]) for r in rows]),
-        }
-
-    return {
-        "overall": block(samples),
-        "operations": {
-            op: block(rows) for op, rows in sorted(by_op.items(), key=lambda kv: OPS.index(kv[0]))
-        },
-    }
-
-
-def _client_cost(run: dict[str, Any], requests: int) -> dict[str, Any]:
-    cpu = sum(run["client_cpu_seconds"])
-    seconds = run["seconds"]
-    return {
-        "processes": run["processes"],
-        "cpu_seconds": cpu,
-        "cores_used": cpu / seconds if seconds else 0.0,
-        "cpu_us_per_request": cpu / requests * 1e6 if requests else None,
-    }
-
-
-def ceiling_figures(run: dict[str, Any]) -> dict[str, Any]:
-    """What the harness pushed against ``/healthz``, and its own CPU per request there."""
-    figures = summarize(run["samples"], run["seconds"])["overall"]
-    cost = _client_cost(run, figures["requests"])
-    per_request = cost["cpu_us_per_request"]
-    return {
-        "requests_per_second": figures["requests_per_second"],
-        "p50_ms": figures["p50_ms"],
-        "non_2xx": figures["non_2xx"],
-        "errors": figures["errors"],
-        "client": cost,
-        # What one generator process could push with a whole core to itself.
-        "one_process_max_rps": 1e6 / per_request if per_request else None,
-    }
-
-
-def _roles(clients: list[dict[str, Any]]) -> dict[int, str]:
-    return {int(c["index"]): str(c["role"]) for c in clients}
-
-
-def load_figures(
-    run: dict[str, Any], clients: list[dict[str, Any]], server_cpu: float | None
-) -> dict[str, Any]:
-    roles = _roles(clients)
-    normal = [s for s in run["samples"] if roles[int(s[4])] == "normal"]
-    hostile = [s for s in run["samples"] if roles[int(s[4])] != "normal"]
-    figures = summarize(normal, run["seconds"])
-    errors = run["errors"]
-    figures["error_kinds"] = {k: v for k, v in errors.items() if k.split(":")[0] in NORMAL_OPS}
-    figures["client"] = _client_cost(run, len(run["samples"]))
-    figures["server_cpu_seconds"] = server_cpu
-    figures["server_cores_used"] = server_cpu / run["seconds"] if server_cpu is not None else None
-    if hostile:
-        h = summarize(hostile, run["seconds"])
-        h["error_kinds"] = {k: v for k, v in errors.items() if k.split(":")[0] not in NORMAL_OPS}
-        figures["hostile"] = h
-    return figures
 
 
 def _verdict(args: argparse.Namespace, figures: dict[str, Any]) -> dict[str, Any]:
@@ -700,20 +507,21 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         say(args, f"[{NAME}] serving on port {server.port} (pid {server.pid}); seeding")
         seeded = asyncio.run(seed(args, server.base_url))
         say(args, f"[{NAME}] seeded in {seeded['seconds']:.1f}s")
-        pools = _pools(args)
         ceiling = None
         if args.ceiling_seconds > 0:
             say(args, f"[{NAME}] harness ceiling: GET /healthz for {args.ceiling_seconds:g}s")
             probe = [
                 dict(c, role="healthz") for c in client_plan(args, seeded) if c["role"] == "normal"
             ]
+            plan = base_plan(args, server.port, args.ceiling_seconds)
             ceiling = ceiling_figures(
-                run_generators(args, server.port, probe, args.ceiling_seconds, pools, tmp)
+                run_generators(plan, probe, processes=args.client_processes, logs=tmp)
             )
         clients = client_plan(args, seeded)
         say(args, f"[{NAME}] {len(clients)} clients for {args.seconds:g}s")
         cpu_before = server.cpu_seconds()
-        run = run_generators(args, server.port, clients, args.seconds, pools, tmp)
+        plan = base_plan(args, server.port, args.seconds)
+        run = run_generators(plan, clients, processes=args.client_processes, logs=tmp)
         cpu_after = server.cpu_seconds()
         server_cpu = (
             cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None

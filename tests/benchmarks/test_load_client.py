@@ -1,0 +1,105 @@
+"""The load generator's HTTP client and the load report's arithmetic, apart from a full run.
+
+The client is checked against a real loopback socket server that frames its answers in
+each of the ways HTTP/1.1 allows (``Content-Length``, chunked, ``Connection: close``), and
+the figures against samples whose percentiles and status counts are known.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from benchmarks._loadgen import OPS, Connection, HttpError
+from benchmarks._loadstats import summarize
+
+RESPONSES = [
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+    b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"3\r\nabc\r\n2;x=1\r\nde\r\n0\r\n\r\n",
+    b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nnew",  # on a fresh connection
+]
+
+
+async def test_client_frames_each_kind_of_response_and_reconnects() -> None:
+    received: list[bytes] = []
+    connections = 0
+    answers = iter(RESPONSES)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                received.append(head + await reader.readexactly(length))
+                answer = next(answers)
+                writer.write(answer)
+                await writer.drain()
+                if b"Connection: close" in answer:
+                    break
+        except asyncio.IncompleteReadError:
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    conn = Connection(port)
+    try:
+        assert await conn.request("GET", "/healthz", None) == (200, b"hello")
+        assert await conn.request("POST", "/v1/x", "tok", b'{"a":1}') == (201, b"abcde")
+        assert await conn.request("POST", "/v1/x", "tok", b"{}") == (413, b"{}")
+        assert await conn.request("GET", "/again", "tok") == (200, b"new")
+    finally:
+        conn.close()
+        server.close()
+        await server.wait_closed()
+    assert connections == 2  # kept alive until the server said close, then reconnected
+    assert received[1].startswith(b"POST /v1/x HTTP/1.1\r\n")
+    assert b"Authorization: Bearer tok\r\n" in received[1] and received[1].endswith(b'{"a":1}')
+    assert b"Authorization" not in received[0]
+
+
+async def test_client_reports_a_connection_cut_mid_body() -> None:
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    conn = Connection(server.sockets[0].getsockname()[1])
+    try:
+        with pytest.raises(HttpError, match="cut short"):
+            await conn.request("GET", "/", None)
+        assert conn.writer is None  # dropped, so the next request reconnects
+    finally:
+        conn.close()
+        server.close()
+        await server.wait_closed()
+
+
+def test_summarize_counts_statuses_and_interpolates_percentiles() -> None:
+    add, search = OPS.index("add_message"), OPS.index("search")
+    samples = [[add, 201, 0.1 * i, float(10 * (i + 1)), 0] for i in range(10)]  # 10..100 ms
+    samples += [[search, 200, 1.0, 5.0, 1], [search, 503, 1.0, 7.0, 1], [search, 0, 9.9, 500.0, 1]]
+    figures = summarize(samples, seconds=10.0)
+    adds = figures["operations"]["add_message"]
+    assert (adds["requests"], adds["ok"], adds["non_2xx"], adds["errors"]) == (10, 10, 0, 0)
+    assert adds["p50_ms"] == pytest.approx(55.0) and adds["p95_ms"] == pytest.approx(95.5)
+    assert adds["max_ms"] == 100.0
+    searches = figures["operations"]["search"]
+    assert searches["statuses"] == {"200": 1, "503": 1, "error": 1}
+    assert (searches["ok"], searches["non_2xx"], searches["errors"]) == (1, 1, 1)
+    overall = figures["overall"]
+    # the failed request answered nothing, so only 12 count toward requests/s
+    assert overall["requests"] == 13 and overall["answered_in_window"] == 12
+    assert overall["requests_per_second"] == pytest.approx(1.2)
+    assert list(figures["operations"]) == ["add_message", "search"]
