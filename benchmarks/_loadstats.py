@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ._common import percentile
 from ._loadgen import NORMAL_MIX, OPS
-from .ingest_search import percentile
 
 __all__ = ["ceiling_figures", "client_cost", "load_figures", "summarize"]
 
