@@ -18,7 +18,8 @@ transport error. Targets (issue 12): with embeddings >= 250 requests/s, p95 <= 3
 The client must not be what is measured: it runs in ``--client-processes`` processes of its
 own (``benchmarks._loadgen``, raw HTTP/1.1 over asyncio), each reporting the CPU it spent,
 and a short ``/healthz`` phase before the window measures what the harness can push against
-a trivial endpoint on this machine (its ceiling, printed beside the figures).
+a trivial endpoint from one generator process on this machine (its ceiling, printed
+beside the figures, with the client CPU per request there).
 
 ``--adversarial``: tenant 0 turns hostile and runs at every limit at once — the Cypher
 cross product ``MATCH (a:Entity) MATCH (b:Entity) MATCH (c:Entity) RETURN count(*)`` over
@@ -447,13 +448,14 @@ def render(results: dict[str, Any]) -> str:
         per = ceil["client"]["cpu_us_per_request"]
         one = ceil["one_process_max_rps"]
         lines.append(
-            f"  harness ceiling: GET /healthz {ceil['requests_per_second']:.0f} requests/s "
-            f"with the same clients and processes (server on the same cores); the client "
+            f"  harness ceiling: one generator process with {s['clients']} connections pushed "
+            f"GET /healthz at {ceil['requests_per_second']:.0f} requests/s (the server on the "
+            "same cores); "
             + (
-                f"spends {per:.0f} us CPU per request, so one generator process tops out near "
-                f"{one:,.0f} requests/s"
+                f"it spent {per:.0f} us CPU per request, so with a core of its own it tops out "
+                f"near {one:,.0f} requests/s (the run used {c['processes']})"
                 if per and one
-                else "cost was not measured"
+                else "its CPU cost was not measured"
             )
         )
     lines.append(
@@ -514,9 +516,8 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 dict(c, role="healthz") for c in client_plan(args, seeded) if c["role"] == "normal"
             ]
             plan = base_plan(args, server.port, args.ceiling_seconds)
-            ceiling = ceiling_figures(
-                run_generators(plan, probe, processes=args.client_processes, logs=tmp)
-            )
+            # One process on purpose: what a single generator can push is the figure.
+            ceiling = ceiling_figures(run_generators(plan, probe, processes=1, logs=tmp))
         clients = client_plan(args, seeded)
         say(args, f"[{NAME}] {len(clients)} clients for {args.seconds:g}s")
         cpu_before = server.cpu_seconds()
