@@ -203,14 +203,16 @@ class Payloads:
         # A bulk of ``bulk`` long messages whose JSON body fills ~90 % of the body limit.
         per_message = max(64, int(body_limit * 0.9) // bulk - 40)
         long_text = (filler * (per_message // max(len(filler), 1) + 1))[:per_message]
+        # Numbered, so no two messages of a bulk are the same text.
         self.bulk_max = _json(
-            {"messages": [{"role": "user", "content": long_text} for _ in range(bulk)]}
+            {"messages": [{"role": "user", "content": f"{i} {long_text}"} for i in range(bulk)]}
         )
         big = max(64, body_limit - 4096)
         self.big_body = _json(
             {"role": "user", "content": (filler * (big // len(filler) + 1))[:big]}
         )
-        long_query = (" ".join(self.queries) * 4)[:2000]
+        words = " ".join(self.queries) + " "
+        long_query = (words * (2000 // len(words) + 1))[:2000]
         self.search_max = _json({"query": long_query, "limit": self.search_limit})
         self.cypher = _json({"cypher": plan.get("cypher", HEAVY_CYPHER)})
 

@@ -8,10 +8,11 @@ the figures against samples whose percentiles and status counts are known.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
-from benchmarks._loadgen import OPS, Connection, HttpError
+from benchmarks._loadgen import HEAVY_CYPHER, OPS, Connection, HttpError, Payloads
 from benchmarks._loadstats import summarize
 
 RESPONSES = [
@@ -103,3 +104,21 @@ def test_summarize_counts_statuses_and_interpolates_percentiles() -> None:
     assert overall["requests"] == 13 and overall["answered_in_window"] == 12
     assert overall["requests_per_second"] == pytest.approx(1.2)
     assert list(figures["operations"]) == ["add_message", "search"]
+
+
+def test_hostile_bodies_sit_just_under_the_limits() -> None:
+    limit = 1024 * 1024
+    payloads = Payloads(
+        {
+            "messages": ["I am flying to Lisbon on Monday.", "Try the ramen near the station."],
+            "queries": ["where is the ramen"],
+            "limits": {"max_body_bytes": limit, "max_bulk": 100, "max_search_limit": 200},
+        }
+    )
+    assert 0.95 * limit < len(payloads.big_body) < limit
+    bulk = json.loads(payloads.bulk_max)["messages"]
+    assert len(bulk) == 100 and len({m["content"] for m in bulk}) == 100
+    assert 0.85 * limit < len(payloads.bulk_max) < limit
+    search = json.loads(payloads.search_max)
+    assert search["limit"] == 200 and len(search["query"]) == 2000
+    assert json.loads(payloads.cypher)["cypher"] == HEAVY_CYPHER
