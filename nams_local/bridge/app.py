@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -32,40 +31,17 @@ from nams_local.errors import (
     NotFoundError,
     NotSupportedError,
 )
-from nams_local.server.strict_json import parse_strict_json
+from nams_local.strict_json import parse_strict_json
 
 from . import long_term, platinum, reasoning, short_term  # noqa: F401  (registers methods)
+from .backend import BridgeBackend
 from .registry import METHODS, NO_CONTENT, Bridge
 
-if TYPE_CHECKING:
-    from backends.sqlite import SQLiteBackend
-
-__all__ = ["BRIDGE_WORKSPACE", "create_bridge_app", "open_bridge_backend"]
+__all__ = ["create_bridge_app"]
 
 logger = logging.getLogger("nams_local.bridge")
 
-#: The workspace the bridge reads and writes (in its own store).
-BRIDGE_WORKSPACE = "tck-bridge"
-
 _ALL_VERBS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-
-def open_bridge_backend(db: str | Path = ":memory:") -> SQLiteBackend:
-    """The bridge's own engine, deterministic and with no background work: embeddings off
-    (search is word overlap and needs no model), extraction, extractor and summariser off
-    (no entity appears that ``add_entity`` did not create, nothing is written after a
-    call returns, so nothing leaks across ``clear_all_data``), workspace ``tck-bridge``.
-    ``db`` must not hold real memory: the TCK empties the workspace before every scenario."""
-    from backends.sqlite import SQLiteBackend
-
-    return SQLiteBackend(
-        db,
-        embeddings=False,
-        workspace=BRIDGE_WORKSPACE,
-        extraction="off",
-        extractor=None,
-        summariser=None,
-    )
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -102,7 +78,7 @@ def _reply(value: Any) -> Response:
     return Response(body, status_code=200, media_type="application/json")
 
 
-def create_bridge_app(backend: SQLiteBackend) -> Starlette:
+def create_bridge_app(backend: BridgeBackend) -> Starlette:
     """The bridge over ``backend`` (the caller owns it and closes it)."""
     bridge = Bridge(backend)
 
