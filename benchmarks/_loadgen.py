@@ -31,9 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "FAILED",
     "HOSTILE_KINDS",
     "NORMAL_MIX",
     "OPS",
+    "TIMED_OUT",
     "Connection",
     "HttpError",
     "main",
@@ -66,6 +68,10 @@ NORMAL_MIX = (
 #: What the hostile tenant's clients do, cycled over its clients (Cypher the most often).
 HOSTILE_KINDS = ("cypher_heavy", "bulk_max", "cypher_heavy", "search_max", "cypher_heavy",
                  "big_body", "cypher_heavy", "bulk_max")  # fmt: skip
+#: The status recorded for a request without an HTTP answer: the client gave up after its
+#: timeout, or the connection failed (refused, reset, cut short).
+TIMED_OUT = -1
+FAILED = 0
 HEAVY_CYPHER = "MATCH (a:Entity) MATCH (b:Entity) MATCH (c:Entity) RETURN count(*)"
 
 
@@ -280,16 +286,17 @@ async def _client_loop(
             if begun >= end_perf:
                 break
             op = pick()
-            status = 0
+            status = FAILED
             try:
                 status, _ = await asyncio.wait_for(_one(conn, op, client, rng, payloads), timeout)
             except TimeoutError:
+                status = TIMED_OUT
                 conn.close()  # the client goes away, as a real one would
                 results.errors[f"{op}: timeout after {timeout:g}s"] += 1
             except (OSError, HttpError) as exc:
                 conn.close()
                 results.errors[f"{op}: {type(exc).__name__}"] += 1
-                await asyncio.sleep(0.01)  # a dead server must not become a busy loop
+                await asyncio.sleep(0.1)  # a dead server must not become a busy loop
             done = time.perf_counter()
             results.samples.append(
                 [

@@ -1,8 +1,9 @@
 """Figures of a load run: throughput, latency percentiles and status counts from samples.
 
 A sample is ``[op, status, start_s, latency_ms, client]`` as ``benchmarks._loadgen``
-records it (``op`` indexes ``OPS``; ``status`` 0 = no HTTP answer). Pure functions, so the
-report's arithmetic can be checked apart from any server.
+records it (``op`` indexes ``OPS``; ``status`` is the HTTP status, ``TIMED_OUT`` when the
+client gave up, ``FAILED`` when the connection failed). Pure functions, so the report's
+arithmetic can be checked apart from any server.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._common import percentile
-from ._loadgen import NORMAL_MIX, OPS
+from ._loadgen import FAILED, NORMAL_MIX, OPS, TIMED_OUT
 
 __all__ = ["ceiling_figures", "client_cost", "load_figures", "summarize"]
 
@@ -28,30 +29,43 @@ def _latency(ms: list[float]) -> dict[str, float]:
     }
 
 
+def _status_name(status: int) -> str:
+    if status == TIMED_OUT:
+        return "timeout"
+    if status == FAILED:
+        return "error"
+    return str(status)
+
+
 def summarize(samples: Sequence[Sequence[float]], seconds: float) -> dict[str, Any]:
     """Throughput, latency and status counts of ``samples`` (``[op, status, start_s,
     latency_ms, client]``), overall and per operation.
 
-    requests/s counts the requests answered (any status) by the end of the window; the
-    latencies are of every request issued in it (in-flight ones ran to their end).
+    requests/s counts the requests answered (any status) by the end of the window. The
+    latencies are of the requests issued in it that were answered or timed out (in-flight
+    ones ran to their end; a timeout counts as its timeout, a lower bound); a failed
+    connection has no latency worth the name — refused in a millisecond by a dead server,
+    it would make the percentiles look good — so it only counts as an error.
     """
     by_op: dict[str, list[Sequence[float]]] = {}
     for s in samples:
         by_op.setdefault(OPS[int(s[0])], []).append(s)
 
     def block(rows: Sequence[Sequence[float]]) -> dict[str, Any]:
-        statuses = Counter(str(int(r[1])) if r[1] else "error" for r in rows)
-        answered = sum(1 for r in rows if r[1] and r[2] + r[3] / 1000.0 <= seconds)
-        ok = sum(1 for r in rows if 200 <= r[1] < 300)
+        statuses = Counter(_status_name(int(r[1])) for r in rows)
+        http = [r for r in rows if r[1] > 0]
+        answered = sum(1 for r in http if r[2] + r[3] / 1000.0 <= seconds)
+        ok = sum(1 for r in http if 200 <= r[1] < 300)
         return {
             "requests": len(rows),
             "answered_in_window": answered,
             "ok": ok,
-            "non_2xx": sum(1 for r in rows if r[1] and not 200 <= r[1] < 300),
-            "errors": statuses.get("error", 0),
+            "non_2xx": len(http) - ok,
+            "errors": len(rows) - len(http),
+            "timeouts": statuses.get("timeout", 0),
             "statuses": dict(sorted(statuses.items())),
             "requests_per_second": answered / seconds if seconds else 0.0,
-            **_latency([float(r[3]) for r in rows]),
+            **_latency([float(r[3]) for r in rows if r[1] != FAILED]),
         }
 
     return {

@@ -248,6 +248,7 @@ async def seed(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
         seeded = time.perf_counter()
         entities = None
         if args.adversarial:
+            say(args, f"[{NAME}] seeding {args.hostile_entities} entities in the hostile workspace")
             entities = await _seed_entities(client, tokens[0], args.hostile_entities, args.seed)
     done = time.perf_counter()
     return {
@@ -359,7 +360,8 @@ def _verdict(args: argparse.Namespace, figures: dict[str, Any]) -> dict[str, Any
     verdict: dict[str, Any] = {"targets": target, "met": met, "clean": clean}
     if args.adversarial:
         verdict["others_p95_target_ms"] = TARGET_OTHERS_P95_MS
-        verdict["others_p95_met"] = overall["p95_ms"] <= TARGET_OTHERS_P95_MS
+        # Fast because refused is not fast: every request of theirs must also succeed.
+        verdict["others_p95_met"] = overall["p95_ms"] <= TARGET_OTHERS_P95_MS and clean
     return verdict
 
 
@@ -409,8 +411,9 @@ def render(results: dict[str, Any]) -> str:
         )
     if s["adversarial"]:
         lines.append(
-            f"  the other tenants' p95 {o['p95_ms']:.1f} ms (target <= "
-            f"{TARGET_OTHERS_P95_MS:.0f} ms while tenant 0 is hostile): {_ok(v['others_p95_met'])}"
+            f"  the other tenants' p95 {o['p95_ms']:.1f} ms with {o['non_2xx']} non-2xx and "
+            f"{o['errors']} errors (target <= {TARGET_OTHERS_P95_MS:.0f} ms and 0 while tenant 0 "
+            f"is hostile): {_ok(v['others_p95_met'])}"
         )
     for kind, count in sorted(f.get("error_kinds", {}).items()):
         lines.append(f"    error: {kind} x{count}")

@@ -12,7 +12,15 @@ import json
 
 import pytest
 
-from benchmarks._loadgen import HEAVY_CYPHER, OPS, Connection, HttpError, Payloads
+from benchmarks._loadgen import (
+    FAILED,
+    HEAVY_CYPHER,
+    OPS,
+    TIMED_OUT,
+    Connection,
+    HttpError,
+    Payloads,
+)
 from benchmarks._loadstats import summarize
 
 RESPONSES = [
@@ -90,18 +98,25 @@ async def test_client_reports_a_connection_cut_mid_body() -> None:
 def test_summarize_counts_statuses_and_interpolates_percentiles() -> None:
     add, search = OPS.index("add_message"), OPS.index("search")
     samples = [[add, 201, 0.1 * i, float(10 * (i + 1)), 0] for i in range(10)]  # 10..100 ms
-    samples += [[search, 200, 1.0, 5.0, 1], [search, 503, 1.0, 7.0, 1], [search, 0, 9.9, 500.0, 1]]
+    samples += [
+        [search, 200, 1.0, 5.0, 1],
+        [search, 503, 1.0, 7.0, 1],
+        [search, FAILED, 2.0, 1.0, 1],  # refused at once: an error, not a fast request
+        [search, TIMED_OUT, 9.0, 30_000.0, 1],  # the client gave up: counts at its timeout
+    ]
     figures = summarize(samples, seconds=10.0)
     adds = figures["operations"]["add_message"]
     assert (adds["requests"], adds["ok"], adds["non_2xx"], adds["errors"]) == (10, 10, 0, 0)
     assert adds["p50_ms"] == pytest.approx(55.0) and adds["p95_ms"] == pytest.approx(95.5)
     assert adds["max_ms"] == 100.0
     searches = figures["operations"]["search"]
-    assert searches["statuses"] == {"200": 1, "503": 1, "error": 1}
-    assert (searches["ok"], searches["non_2xx"], searches["errors"]) == (1, 1, 1)
+    assert searches["statuses"] == {"200": 1, "503": 1, "error": 1, "timeout": 1}
+    assert (searches["ok"], searches["non_2xx"], searches["errors"]) == (1, 1, 2)
+    assert searches["timeouts"] == 1
+    assert searches["p50_ms"] == 7.0 and searches["max_ms"] == 30_000.0
     overall = figures["overall"]
-    # the failed request answered nothing, so only 12 count toward requests/s
-    assert overall["requests"] == 13 and overall["answered_in_window"] == 12
+    # neither the failed nor the timed-out request answered, so 12 count toward requests/s
+    assert overall["requests"] == 14 and overall["answered_in_window"] == 12
     assert overall["requests_per_second"] == pytest.approx(1.2)
     assert list(figures["operations"]) == ["add_message", "search"]
 
