@@ -426,10 +426,13 @@ def render(results: dict[str, Any]) -> str:
         ]
         for op, b in h["operations"].items():
             statuses = ", ".join(f"{k} x{n}" for k, n in b["statuses"].items())
-            lines.append(
-                f"    {op:<14} {b['requests']:>5} requests, p50 {b['p50_ms']:.0f} ms, "
-                f"max {b['max_ms']:.0f} ms; status {statuses}"
+            timed = b["requests"] - b["errors"] + b["timeouts"]
+            latency = (
+                f"p50 {b['p50_ms']:.0f} ms, max {b['max_ms']:.0f} ms"
+                if timed
+                else "no answer to time"
             )
+            lines.append(f"    {op:<14} {b['requests']:>5} requests, {latency}; status {statuses}")
         for kind, count in sorted(h.get("error_kinds", {}).items()):
             lines.append(f"    error: {kind} x{count}")
     c, srv = f["client"], results["server"]
