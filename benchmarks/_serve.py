@@ -10,6 +10,7 @@ and stops it by its PID on the way out, also after an error or ``KeyboardInterru
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import resource
@@ -21,6 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import httpx
 
@@ -35,6 +37,18 @@ __all__ = [
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _LISTENING = re.compile(r"serving http://127\.0\.0\.1:(\d+)/v1")
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def add_serve_options(group: Any, *, extraction: Sequence[str]) -> None:
+    """``--no-embeddings`` and ``--extraction MODE``: how the benchmark's server runs."""
+    group.add_argument(
+        "--no-embeddings", action="store_true", help="serve --no-embeddings (text search only)"
+    )
+    group.add_argument(
+        "--extraction",
+        choices=tuple(extraction),
+        help="the server's extraction mode ($NAMS_EXTRACTION); default: serve's own default",
+    )
 
 
 def child_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -97,6 +111,19 @@ class ServeProcess:
         self.killed_for: str | None = None
         self._watching = threading.Event()
         self._watchdog: threading.Thread | None = None
+
+    @classmethod
+    def from_options(
+        cls, args: argparse.Namespace, folder: Path, *, max_rss_bytes: int | None = None
+    ) -> ServeProcess:
+        """The server :func:`add_serve_options` describes, its database and log in ``folder``."""
+        return cls(
+            folder / "serve.sqlite3",
+            folder / "serve.log",
+            extra_args=["--no-embeddings"] if args.no_embeddings else [],
+            env={"NAMS_EXTRACTION": args.extraction} if args.extraction else {},
+            max_rss_bytes=max_rss_bytes,
+        )
 
     @property
     def pid(self) -> int:

@@ -52,7 +52,7 @@ from ._loadgen import HEAVY_CYPHER, HOSTILE_KINDS, NORMAL_MIX
 from ._loadpool import run_generators
 from ._loadstats import ceiling_figures, load_figures
 from ._report import BarGroup, add_report_options, machine, publish
-from ._serve import ServeProcess
+from ._serve import ServeProcess, add_serve_options
 from ._workload import distinct_queries, generate
 
 __all__ = ["main"]
@@ -125,14 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=3.0,
         help="length of the /healthz phase that measures the harness ceiling (0 = skip)",
     )
-    c.add_argument(
-        "--no-embeddings", action="store_true", help="serve --no-embeddings (text search only)"
-    )
-    c.add_argument(
-        "--extraction",
-        choices=("sync", "background", "off"),
-        help="the server's extraction mode ($NAMS_EXTRACTION); default: serve's own default",
-    )
+    add_serve_options(c, extraction=("sync", "background", "off"))
     c.add_argument(
         "--server-max-rss-mb",
         type=positive,
@@ -498,15 +491,7 @@ def _panels(results: dict[str, Any]) -> list[BarGroup]:
 
 def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     started = machine()
-    extra = ["--no-embeddings"] if args.no_embeddings else []
-    env = {"NAMS_EXTRACTION": args.extraction} if args.extraction else {}
-    server = ServeProcess(
-        tmp / "load.sqlite3",
-        tmp / "serve.log",
-        extra_args=extra,
-        env=env,
-        max_rss_bytes=args.server_max_rss_mb * 1_000_000,
-    )
+    server = ServeProcess.from_options(args, tmp, max_rss_bytes=args.server_max_rss_mb * 1_000_000)
     say(
         args,
         f"[{NAME}] starting nams-local serve ({'no ' if args.no_embeddings else ''}embeddings)",
