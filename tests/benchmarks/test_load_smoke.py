@@ -45,7 +45,7 @@ def _check_block(block: dict[str, Any]) -> None:
 
 def test_load_smoke_makes_and_answers_requests(tmp_path: Path) -> None:
     out = tmp_path / "load.json"
-    code = load.main(["--smoke", "--seconds", "2", "--json", str(out), *_outputs(tmp_path)])
+    code = load.main(["--smoke", "--json", str(out), *_outputs(tmp_path)])
     assert code == 0
     results = json.loads(out.read_text())
     assert results == json.loads((tmp_path / "results" / "load_no_embeddings.json").read_text())
@@ -53,12 +53,15 @@ def test_load_smoke_makes_and_answers_requests(tmp_path: Path) -> None:
     figures = results["load"]
     overall = figures["overall"]
     _check_block(overall)
-    assert overall["requests"] >= 20, overall
+    # each of the 8 clients issued at least one request, and the server answered in time
+    assert overall["requests"] >= 8, overall
     assert overall["non_2xx"] == 0 and overall["errors"] == 0, figures.get("error_kinds")
     assert overall["answered_in_window"] > 0
-    assert overall["requests_per_second"] == overall["answered_in_window"] / 2
+    assert overall["requests_per_second"] == overall["answered_in_window"] / 3
     ops = figures["operations"]
-    assert set(ops) <= set(NORMAL_OPS) and {"add_message", "search"} <= set(ops)
+    assert set(ops) <= set(NORMAL_OPS)
+    if overall["requests"] >= 50:  # 40 % each: both are all but certain to appear
+        assert {"add_message", "search"} <= set(ops)
     for block in ops.values():
         _check_block(block)
     assert sum(b["requests"] for b in ops.values()) == overall["requests"]
@@ -66,10 +69,8 @@ def test_load_smoke_makes_and_answers_requests(tmp_path: Path) -> None:
     seed = results["seed"]
     found = results["messages_found"]
     assert not found["capped_at_list_limit"]
-    assert (
-        found["messages"]
-        == seed["tenants"] * seed["messages_per_tenant"] + ops["add_message"]["ok"]
-    )
+    added = ops["add_message"]["ok"] if "add_message" in ops else 0
+    assert found["messages"] == seed["tenants"] * seed["messages_per_tenant"] + added
     # the harness measured its own ceiling and cost, and the server's
     ceiling = results["ceiling"]
     assert ceiling["requests_per_second"] > 0 and ceiling["non_2xx"] == 0
