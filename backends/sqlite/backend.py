@@ -127,8 +127,9 @@ class SQLiteBackend(MemoryBackend):
             type is reported as a merge candidate when an entity is added.
         cypher_timeout: seconds a ``query`` may run before it is stopped (default 5).
         cypher_limits: every Cypher bound (time, memory, rows, workers, per-workspace
-            concurrency and queue; ``cypher_pool.CypherLimits``); ``cypher_timeout``, if
-            given too, replaces its timeout. Shared by every workspace of the store.
+            concurrency and queue): a ``cypher_pool.CypherLimits`` or a mapping of its
+            fields; ``cypher_timeout``, if given too, replaces its timeout. Shared by every
+            workspace of the store.
     """
 
     def __init__(
@@ -150,7 +151,7 @@ class SQLiteBackend(MemoryBackend):
         entity_aliases: Mapping[str, str] | None = None,
         merge_candidate_threshold: float = DEFAULT_CANDIDATE_THRESHOLD,
         cypher_timeout: float | None = None,
-        cypher_limits: CypherLimits | None = None,
+        cypher_limits: CypherLimits | Mapping[str, Any] | None = None,
         _store: SQLiteStore | None = None,
     ) -> None:
         check_required(workspace, "workspace")
@@ -161,6 +162,8 @@ class SQLiteBackend(MemoryBackend):
         if observation_every < 1 or reflection_every < 1:
             raise InvalidInputError("observation_every and reflection_every must be >= 1")
         if _store is None:
+            if isinstance(cypher_limits, Mapping):
+                cypher_limits = CypherLimits(**cypher_limits)
             limits = cypher_limits or CypherLimits()
             if cypher_timeout is not None:
                 limits = dataclasses.replace(limits, timeout=cypher_timeout)

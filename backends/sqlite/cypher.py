@@ -22,9 +22,16 @@ from sqlalchemy import select
 from nams_local.models import QueryResult
 
 from . import schema as s
-from .cypher_run import SUPPORTED, Projection, answer, build_graph
-from .cypher_text import Statement, label_key
-from .rows import loads
+from .cypher_run import (
+    EDGE_COLUMNS,
+    ENTITY_LABEL,
+    NODE_COLUMNS,
+    SUPPORTED,
+    Projection,
+    answer,
+    build_graph,
+)
+from .cypher_text import Statement
 
 if TYPE_CHECKING:  # the store imports the Cypher pool, which imports this module
     from .store import Ctx
@@ -39,67 +46,31 @@ __all__ = [
     "run_statement",
 ]
 
-#: The label every entity node carries besides its type (as in Neo4j agent memory).
-ENTITY_LABEL = "Entity"
-
-
-def _flat(core: dict[str, Any], properties: str | None) -> dict[str, Any]:
-    """Stored ``properties`` become top-level properties, as in Neo4j; the columns win a
-    clash so ``n.id`` and ``n.type`` always mean what the engine says. (Most rows hold
-    ``{}``: skipping the JSON parser for them is a third of the projection's time.)"""
-    if not properties or properties == "{}":
-        return core
-    extra = loads(properties)
-    return {**{k: v for k, v in extra.items() if not k.startswith("__")}, **core}
-
-
-#: Columns that become node / edge properties under their own names.
-NODE_COLUMNS = (
-    "id",
-    "name",
-    "type",
-    "description",
-    "confidence",
-    "user_score",
-    "confirmed",
-    "source_stage",
-    "created_at",
-    "updated_at",
-)
-EDGE_COLUMNS = ("id", "type", "confidence", "created_at")
-
 
 def load_projection(ctx: Ctx) -> Projection:
-    """The workspace's live entities and their relationships, as ``build_graph`` wants them.
-
-    Plain tuples and bulk inserts: per-row attribute access and per-node calls were most
-    of the time of reading a thousand entities."""
+    """The workspace's live entities and their relationships as raw rows, for
+    ``cypher_run.build_graph`` (in a worker process: turning rows into property maps is
+    most of a projection's CPU, and raw tuples pickle several times faster than maps)."""
     e, r = s.entities, s.relationships
-    entity = label_key(ENTITY_LABEL)
-    id_by_pk: dict[int, str] = {}
-    nodes: list[tuple[str, dict[str, Any]]] = []
-    for pk, properties, *values in ctx.conn.execute(
-        select(e.c.pk, e.c.properties, *(e.c[name] for name in NODE_COLUMNS)).where(
-            e.c.workspace == ctx.workspace, e.c.merged_into_pk.is_(None)
+    nodes = [
+        tuple(row)
+        for row in ctx.conn.execute(
+            select(e.c.pk, e.c.properties, *(e.c[name] for name in NODE_COLUMNS)).where(
+                e.c.workspace == ctx.workspace, e.c.merged_into_pk.is_(None)
+            )
         )
-    ):
-        core = dict(zip(NODE_COLUMNS, values, strict=True))
-        core["__labels__"] = {entity, label_key(core["type"])}
-        if core["confirmed"] is not None:
-            core["confirmed"] = bool(core["confirmed"])
-        id_by_pk[pk] = core["id"]
-        nodes.append((core["id"], _flat(core, properties)))
-    edges: list[tuple[str, str, str, dict[str, Any]]] = []
-    for source_pk, target_pk, properties, *values in ctx.conn.execute(
-        select(
-            r.c.source_pk, r.c.target_pk, r.c.properties, *(r.c[name] for name in EDGE_COLUMNS)
-        ).where(r.c.workspace == ctx.workspace)
-    ):
-        source, target = id_by_pk.get(source_pk), id_by_pk.get(target_pk)
-        if source is not None and target is not None:
-            core = dict(zip(EDGE_COLUMNS, values, strict=True))
-            core["__labels__"] = {label_key(core["type"])}
-            edges.append((source, target, core["id"], _flat(core, properties)))
+    ]
+    edges = [
+        tuple(row)
+        for row in ctx.conn.execute(
+            select(
+                r.c.source_pk,
+                r.c.target_pk,
+                r.c.properties,
+                *(r.c[name] for name in EDGE_COLUMNS),
+            ).where(r.c.workspace == ctx.workspace)
+        )
+    ]
     return nodes, edges
 
 

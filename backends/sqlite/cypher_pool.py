@@ -64,6 +64,9 @@ class CypherLimits:
     per_workspace: int = 1
     #: Queries of one workspace that may wait for a worker; more are refused with 429.
     queue: int = 4
+    #: Start the workers in the background when the store opens, so the first query does
+    #: not wait for them (``nams-local serve`` does); otherwise on first use.
+    prestart: bool = False
 
     def __post_init__(self) -> None:
         if not 0 < self.timeout <= 3600:
@@ -185,6 +188,16 @@ class CypherPool:
         self._threads = ThreadPoolExecutor(
             max_workers=limits.workers + 1, thread_name_prefix="nams-cypher"
         )
+        if limits.prestart:
+            self._threads.submit(self._prestart)
+
+    def _prestart(self) -> None:
+        for _ in range(self.limits.workers):
+            with self._lock:
+                if self._closed or len(self._idle) >= self.limits.workers:
+                    return
+            worker = _Worker(self.limits.memory_mb * _MB)
+            self._give_back(worker)
 
     def _take(self) -> _Worker:
         """An idle live worker, or a new one (on a pool thread: a fork takes a moment)."""

@@ -57,13 +57,16 @@ _TAGS: list[dict[str, Any]] = [
 ]
 
 
-def _open_root(db: str | Path | None, embeddings: bool | Embedder) -> RootBackend:
+def _open_root(
+    db: str | Path | None, embeddings: bool | Embedder, cypher: Mapping[str, Any] | None
+) -> RootBackend:
     from nams_local.config import open_local_backend
 
+    options: dict[str, Any] = {"cypher_limits": dict(cypher)} if cypher else {}
     if isinstance(embeddings, bool):
-        backend: RootBackend = open_local_backend(db, embeddings=embeddings)
+        backend: RootBackend = open_local_backend(db, embeddings=embeddings, **options)
     else:
-        backend = open_local_backend(db, embedder=embeddings)
+        backend = open_local_backend(db, embedder=embeddings, **options)
     return backend
 
 
@@ -94,6 +97,7 @@ def create_app(
     key_store: ApiKeyStore | None = None,
     pool_size: int = DEFAULT_POOL_SIZE,
     bridge: str | Path | None = None,
+    cypher: Mapping[str, Any] | None = None,
 ) -> FastAPI:
     """Build the app.
 
@@ -114,6 +118,9 @@ def create_app(
         bridge: mount the TCK bridge protocol at ``/bridge`` over its own store in this
             file (``":memory:"`` recommended); ``None`` (the default) serves no bridge. It
             must not be ``db``: the bridge's ``clear_all_data`` wipes its store.
+        cypher: when the app opens the engine, its Cypher limits by name (``timeout``,
+            ``memory_mb``, ``max_rows``, ``workers``, ``per_workspace``, ``queue``,
+            ``prestart``; see ``docs/wire-decisions.md``, "Limits").
     """
     owns_root = backend is None
     if backend is None:
@@ -121,7 +128,7 @@ def create_app(
             from nams_local.config import default_db_path
 
             db = default_db_path()
-        root = _open_root(db, embeddings)
+        root = _open_root(db, embeddings, cypher)
     else:
         if not isinstance(backend, RootBackend):
             raise TypeError("backend must be a MemoryBackend with for_workspace(name)")
