@@ -3,11 +3,13 @@
 The socket is bound here, before uvicorn starts, so ``--port 0`` works and the line that
 announces the address names the real port (a test or a script reads it). Access logging is
 the app's own (``nams_local.server``): uvicorn's access log is off, so each request is
-logged once, with the workspace hash and never the token.
+logged once, with the workspace hash and never the token. The engine is opened here, through
+the wiring module (``nams_local.config``), and handed to the app, which closes it on shutdown.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import socket
@@ -83,7 +85,7 @@ def run(
     """
     import uvicorn
 
-    from nams_local.config import default_db_path
+    from nams_local import config as wiring
     from nams_local.errors import NamsError
 
     from .app import create_app
@@ -91,7 +93,7 @@ def run(
 
     out = out or sys.stdout
     _configure_logging(sys.stderr)
-    path = str(db) if db is not None else default_db_path()
+    path = str(db) if db is not None else wiring.default_db_path()
     if bridge is not None and host not in LOOPBACK_HOSTS:
         print(
             f"nams-local serve: --bridge serves without authentication, so only on a loopback "
@@ -110,20 +112,26 @@ def run(
     if cypher_memory_mb is not None:
         cypher["memory_mb"] = cypher_memory_mb
     try:
-        app = create_app(
-            db=path,
-            api_keys=api_keys,
-            embeddings=embeddings,
-            max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
-            bridge=bridge,
-            cypher=cypher,
-        )
+        root = wiring.open_local_backend(path, embeddings=embeddings, cypher_limits=cypher)
     except NamsError as exc:  # an option out of range, such as --cypher-timeout 0
         sock.close()
         print(f"nams-local serve: {exc.message}", file=sys.stderr)
         return 2
     except BaseException:
         sock.close()
+        raise
+    try:
+        app = create_app(
+            root,
+            db=path,
+            api_keys=api_keys,
+            max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+            bridge=bridge,
+            owns_backend=True,
+        )
+    except BaseException:
+        sock.close()
+        asyncio.run(root.aclose())
         raise
     actual_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
