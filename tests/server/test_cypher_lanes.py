@@ -15,6 +15,8 @@ import os
 import socket
 import sqlite3
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -164,12 +166,15 @@ def test_a_tenant_at_the_cypher_limits_leaves_another_tenant_fast(served: ServeP
     base_url, pid = served.base_url, served.process.pid
     stop = threading.Event()
     heavy: list[tuple[int, str]] = []
+    retry_after: list[str | None] = []
 
     def hammer() -> None:
         with httpx.Client(base_url=base_url, timeout=60) as http:
             while not stop.is_set():
                 answer = http.post("/v1/query", json={"cypher": CARTESIAN}, headers=bearer(HEAVY))
                 heavy.append((answer.status_code, answer.json().get("error", "")))
+                if answer.status_code in (429, 503):
+                    retry_after.append(answer.headers.get("retry-after"))
 
     with httpx.Client(base_url=base_url, timeout=30) as http:
         conversation = http.post("/v1/conversations", json={}, headers=bearer(LIGHT)).json()["id"]
@@ -216,6 +221,7 @@ def test_a_tenant_at_the_cypher_limits_leaves_another_tenant_fast(served: ServeP
     assert all("time limit of 2 s" in e or "memory limit of" in e for e in timed_out), heavy
     assert all("per-workspace Cypher limit" in e for s, e in heavy if s == 429), heavy
     assert all("Cypher lane is busy" in e for s, e in heavy if s == 503), heavy
+    assert all(value is not None and int(value) >= 1 for value in retry_after), retry_after
     # Memory: the server holds projections and answers, never the query's intermediate
     # results (the in-thread interpreter grew it by gigabytes); each worker is capped.
     assert max(memory.server) < baseline + 300, (baseline, max(memory.server))
@@ -271,3 +277,28 @@ def test_a_client_that_leaves_mid_query_stops_its_query(
     # The server logged the request as abandoned (499), not as a limit (400).
     log = (tmp_path / "server.log").read_text()
     assert "POST /v1/query 499" in log, log[-2000:]
+
+
+@pytest.mark.parametrize("option", [["--cypher-timeout", "0"], ["--cypher-memory-mb", "1"]])
+def test_a_cypher_limit_out_of_range_is_refused_at_startup(
+    option: list[str], tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nams_local.cli",
+            "serve",
+            "--port",
+            "0",
+            "--no-embeddings",
+            "--db",
+            str(tmp_path / "x.db"),
+            *option,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "nams-local serve: cypher" in done.stderr
