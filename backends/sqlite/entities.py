@@ -8,6 +8,7 @@ entity merged into A, when A is merged into B, points at B.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Row, and_, delete, func, insert, or_, select, text, update
@@ -52,6 +53,7 @@ __all__ = [
     "merge_entities",
     "neighbourhood",
     "search_entities",
+    "unindex_entities",
     "update_entity",
 ]
 
@@ -78,7 +80,8 @@ def _index(
         ctx.vectors.entities.add(conn, [(pk, ctx.workspace, type_.casefold())], vector)
 
 
-def _unindex(ctx: Ctx, pks: list[int]) -> None:
+def unindex_entities(ctx: Ctx, pks: Sequence[int]) -> None:
+    """Drop the entities' full-text and vector entries (their rows stay)."""
     if not pks:
         return
     ctx.conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), [{"pk": pk} for pk in pks])
@@ -97,15 +100,18 @@ def add_entity(
     source_stage: str = "api",
     confidence: float = 1.0,
     candidates: bool = True,
+    resolve: bool = True,
 ) -> Entity:
     """Create the entity, or return the existing one ``name`` resolves to (``reused``).
 
     A reused entity gains the description if it had none and any new property keys;
     nothing it already holds is overwritten. A new entity lists near names of its type
     as ``merge_candidates`` (when ``candidates``). See ``resolution.py``.
+    ``resolve=False`` always creates a new entity, even when ``name`` resolves to an
+    existing one ("TechCorps" → "TechCorp"): the legacy API's exact (name, type) identity.
     """
     mirror = ctx.store.graph(ctx.workspace)
-    existing = mirror.find(name, type_)
+    existing = mirror.find(name, type_) if resolve else None
     if existing is not None:
         return _reuse(ctx, existing, description, properties)
     stamp = now()
@@ -248,7 +254,7 @@ def delete_entity(ctx: Ctx, entity_id: str) -> None:
     row = entity_row(ctx, entity_id)
     aliases = [pk for (pk,) in ctx.conn.execute(select(e.c.pk).where(e.c.merged_into_pk == row.pk))]
     pks = [*aliases, row.pk]
-    _unindex(ctx, pks)
+    unindex_entities(ctx, pks)
     ctx.conn.execute(delete(e).where(e.c.pk.in_(aliases)))
     ctx.conn.execute(delete(e).where(e.c.pk == row.pk))
     ctx.store.graph(ctx.workspace).remove_node(row.id)
@@ -403,7 +409,7 @@ def merge_entities(ctx: Ctx, source_id: str, target_id: str) -> MergeResult:
         {"target": target.pk, "source": source.pk},
     )
     conn.execute(delete(em).where(em.c.entity_pk == source.pk))
-    _unindex(ctx, [source.pk])
+    unindex_entities(ctx, [source.pk])
     ctx.store.drop_graph(ctx.workspace)
     return MergeResult(status="merged", source_id=source.id, target_id=target.id)
 
