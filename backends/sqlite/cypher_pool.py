@@ -193,11 +193,14 @@ class CypherPool:
 
     def _prestart(self) -> None:
         for _ in range(self.limits.workers):
-            with self._lock:
-                if self._closed or len(self._idle) >= self.limits.workers:
-                    return
-            worker = _Worker(self.limits.memory_mb * _MB)
-            self._give_back(worker)
+            self._replenish()
+
+    def _replenish(self) -> None:
+        """Fork a worker ahead of need, unless the pool is full (or closed)."""
+        with self._lock:
+            if self._closed or len(self._idle) + len(self._busy) >= self.limits.workers:
+                return
+        self._give_back(_Worker(self.limits.memory_mb * _MB))
 
     def _take(self) -> _Worker:
         """An idle live worker, or a new one (on a pool thread: a fork takes a moment)."""
@@ -225,15 +228,29 @@ class CypherPool:
         any, closes it: closing a pipe another thread waits on is not safe)."""
         with self._lock:
             self._busy.discard(worker)
-            if worker.alive and not self._closed:
+            room = len(self._idle) + len(self._busy) < self.limits.workers
+            if worker.alive and room and not self._closed:
                 self._idle.append(worker)
                 return
+            dead = not worker.alive
+        if not dead:
+            worker.close()  # one too many, or the pool is closed: nothing else uses it
+            return
         worker.kill()
+        if not self._closed:  # the successor of a killed worker: forked now, not on demand
+            with contextlib.suppress(RuntimeError):  # the pool shut down meanwhile
+                self._threads.submit(self._replenish)
 
     def _give_back_taken(self, taken: asyncio.Future[_Worker]) -> None:
         """A worker taken for a caller that left before it arrived."""
         if taken.exception() is None:
             self._give_back(taken.result())
+
+    @property
+    def idle(self) -> int:
+        """Live workers waiting for a job."""
+        with self._lock:
+            return sum(w.alive for w in self._idle)
 
     def busy_pids(self) -> list[int]:
         """Process ids of the workers running a query now (for tests and diagnostics)."""
