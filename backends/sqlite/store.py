@@ -27,6 +27,7 @@ from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 from . import schema as s
 from .driver import DriverChoice, DriverInfo, open_engine
 from .graph import EntityGraphMirror
+from .lanes import Lanes
 from .resolution import Resolution
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
 
@@ -71,8 +72,11 @@ class SQLiteStore:
         vector_index: VectorIndexChoice = "auto",
         driver: DriverChoice = "auto",
         resolution: Resolution | None = None,
+        lanes: Lanes | None = None,
     ) -> None:
         self.path = str(path)
+        #: Bounded workers for embedding, reads and Cypher (``lanes.py``).
+        self.lanes = lanes or Lanes()
         #: How entity names resolve to existing entities (aliases, candidate threshold).
         self.resolution = resolution or Resolution()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nams-sqlite")
@@ -176,6 +180,7 @@ class SQLiteStore:
                 self._readers.shutdown(wait=True)
             if self._read_engine is not None:
                 self._read_engine.dispose()
+            self.lanes.close()
 
     @property
     def closed(self) -> bool:

@@ -6,18 +6,29 @@ The local server keeps them in a table of its own in the same SQLite file as the
 for ``":memory:"``. A key is found by the SHA-256 of its raw value; the raw value is stored
 too, because the hosted contract lets the owner reveal it again. That makes the file as
 sensitive as the keys, which it already is: it holds the memories they guard.
+
+Every request is authenticated, so lookups must never queue behind memory work: the store
+runs on a thread of its own (not asyncio's default executor, which embedding or a slow
+query could fill) and keeps the records it has read in memory. The cache is revalidated on
+every lookup against a generation counter that triggers in the file bump on any change to
+the key table, by this process or another one on the same file (an older nams-local
+included, once the triggers exist), so a rotation or revocation takes effect on the next
+request everywhere. Revalidating is one single-row read on the store's own connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import secrets
 import sqlite3
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -26,6 +37,7 @@ from typing import Any, ParamSpec, TypeVar
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
 __all__ = [
+    "CACHED_KEYS",
     "KEY_LIFETIME",
     "KEY_PREFIX",
     "ApiKeyRecord",
@@ -42,6 +54,9 @@ R = TypeVar("R")
 KEY_PREFIX = "nams_"
 #: The hosted 90-day rotation deadline (``expiresAt``); after it the key stops working.
 KEY_LIFETIME = timedelta(days=90)
+#: Lookups remembered (known keys and unknown tokens alike), least recently used dropped
+#: first: a flood of distinct tokens in open mode cannot grow memory without bound.
+CACHED_KEYS = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS nams_local_api_keys (
@@ -58,7 +73,25 @@ CREATE TABLE IF NOT EXISTS nams_local_api_keys (
     revoked_at   TEXT
 );
 CREATE INDEX IF NOT EXISTS nams_local_api_keys_owner ON nams_local_api_keys(owner);
+CREATE TABLE IF NOT EXISTS nams_local_api_keys_generation (
+    id         INTEGER PRIMARY KEY CHECK (id = 0),
+    generation INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO nams_local_api_keys_generation(id, generation) VALUES (0, 0);
+CREATE TRIGGER IF NOT EXISTS nams_local_api_keys_gen_insert
+AFTER INSERT ON nams_local_api_keys BEGIN
+    UPDATE nams_local_api_keys_generation SET generation = generation + 1 WHERE id = 0;
+END;
+CREATE TRIGGER IF NOT EXISTS nams_local_api_keys_gen_update
+AFTER UPDATE ON nams_local_api_keys BEGIN
+    UPDATE nams_local_api_keys_generation SET generation = generation + 1 WHERE id = 0;
+END;
+CREATE TRIGGER IF NOT EXISTS nams_local_api_keys_gen_delete
+AFTER DELETE ON nams_local_api_keys BEGIN
+    UPDATE nams_local_api_keys_generation SET generation = generation + 1 WHERE id = 0;
+END;
 """
+_GENERATION = "SELECT generation FROM nams_local_api_keys_generation WHERE id = 0"
 
 
 class KeyRevokedError(NamsError):
@@ -130,7 +163,7 @@ def _record(row: sqlite3.Row) -> ApiKeyRecord:
 
 
 class ApiKeyStore:
-    """The key table. Calls are tiny and run on a worker thread under one lock.
+    """The key table. Calls are tiny and run on the store's own thread, under one lock.
 
     Args:
         path: the SQLite file (shared with the memory engine) or ``":memory:"``.
@@ -148,6 +181,10 @@ class ApiKeyStore:
         )
         self._conn.row_factory = sqlite3.Row
         self._closed = False
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nams-keys")
+        #: digest → record (``None``: no key has that value), valid at ``_generation``.
+        self._cache: OrderedDict[str, ApiKeyRecord | None] = OrderedDict()
+        self._generation = -1
         with self._lock:
             self._conn.executescript(_SCHEMA)
 
@@ -162,7 +199,14 @@ class ApiKeyStore:
         return self._clock()
 
     async def _run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        if self._closed:
+            raise BackendUnavailableError("the API-key store is closed")
+        loop = asyncio.get_running_loop()
+        try:
+            job = loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+        except RuntimeError:  # shut down between the check and the submit
+            raise BackendUnavailableError("the API-key store is closed") from None
+        return await job
 
     def _one(self, sql: str, params: Sequence[Any]) -> ApiKeyRecord | None:
         with self._lock:
@@ -171,9 +215,23 @@ class ApiKeyStore:
 
     # -- lookups -------------------------------------------------------------------
     def _find(self, raw_key: str) -> ApiKeyRecord | None:
-        return self._one(
-            "SELECT * FROM nams_local_api_keys WHERE key_hash = ?", (key_digest(raw_key),)
-        )
+        digest = key_digest(raw_key)
+        with self._lock:
+            generation = self._db.execute(_GENERATION).fetchone()[0]
+            if generation != self._generation:
+                self._cache.clear()  # some key changed, here or in another process
+                self._generation = generation
+            elif digest in self._cache:
+                self._cache.move_to_end(digest)
+                return self._cache[digest]
+            row = self._db.execute(
+                "SELECT * FROM nams_local_api_keys WHERE key_hash = ?", (digest,)
+            ).fetchone()
+            found = _record(row) if row is not None else None
+            self._cache[digest] = found
+            while len(self._cache) > CACHED_KEYS:
+                self._cache.popitem(last=False)
+        return found
 
     async def find(self, raw_key: str) -> ApiKeyRecord | None:
         """The record of a raw key, revoked or not; ``None`` if no key has that value."""
@@ -303,5 +361,9 @@ class ApiKeyStore:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
+        self._executor.shutdown(wait=True)
+        with self._lock:
             self._conn.close()
