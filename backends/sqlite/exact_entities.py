@@ -19,7 +19,7 @@ from sqlalchemy.orm import aliased
 
 from nams_local.models import Entity, Relationship
 
-from . import entities
+from . import entities, entity_keys
 from . import schema as s
 from .overlap import rank_by_overlap
 from .rows import insert_rows, loads, name_key, new_id, now, to_entity, when
@@ -134,6 +134,7 @@ def _insert(
             }
         ],
     )
+    entity_keys.claim(ctx.conn, pk, name, type_)  # unless a resolving name holds the key
     entities._index(ctx, pk, name, type_, description, vector)
     ctx.store.graph(ctx.workspace).add_node(entity_id, name, type_, description)
     return entity_id
