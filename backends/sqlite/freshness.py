@@ -100,6 +100,8 @@ class Freshness:
         #: Stamps this connection wrote: committed, and pending in the open transaction.
         self._own: dict[str, int] = {}
         self._pending: dict[str, int] = {}
+        #: Workspaces stamped in a savepoint that was rolled back: their stamp is unknown.
+        self._unsure: set[str] = set()
         #: Revalidations that found foreign commits (for tests and diagnostics).
         self.foreign_changes = 0
 
@@ -141,10 +143,17 @@ class Freshness:
 
     def committed(self) -> None:
         self._own.update(self._pending)
+        for workspace in self._unsure:  # treated as changed by someone else: forgotten
+            self._own.pop(workspace, None)  # at the next revalidation
         self._pending.clear()
+        self._unsure.clear()
 
     def rolled_back(self) -> None:
         self._pending.clear()
+        self._unsure.clear()
+
+    def savepoint_rolled_back(self) -> None:
+        self._unsure.update(self._pending)
 
 
 def _data_version(raw: Any) -> int:
@@ -194,6 +203,10 @@ def guard_writer(engine: Engine, freshness: Freshness, identity: FileIdentity | 
     @event.listens_for(engine, "rollback")
     def _rollback(conn: Connection) -> None:
         freshness.rolled_back()
+
+    @event.listens_for(engine, "rollback_savepoint")
+    def _rollback_savepoint(conn: Connection, name: str, context: object) -> None:
+        freshness.savepoint_rolled_back()
 
 
 def _raw(conn: Connection) -> Any:

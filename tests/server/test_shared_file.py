@@ -3,7 +3,6 @@ deleted or replaced under the running server."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -13,13 +12,13 @@ import pytest
 
 from backends.sqlite import SQLiteBackend
 from nams_local.server.auth import derived_workspace
+from tests.backends.sqlite.files import messages_in, move_away
 from tests.backends.sqlite.peers import peer_process
 
 from .processes import ServeProcess, serve_process
 from .support import bearer
 
 TOKEN = "shared-file-token"
-SUFFIXES = ("", "-wal", "-shm")
 
 
 def _serve(db: Path, tmp_path: Path) -> AbstractContextManager[ServeProcess]:
@@ -62,15 +61,6 @@ def test_the_server_sees_a_script_writing_the_same_file(tmp_path: Path) -> None:
             assert again.json()["id"] == hub  # resolved against the peer's entity
 
 
-def _messages(path: Path) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        return [content for (content,) in conn.execute("SELECT content FROM messages")]
-    finally:
-        conn.close()
-
-
 def _assert_unavailable(http: httpx.Client, conversation: str, what: str) -> None:
     for method, url, body in (
         ("POST", f"/v1/conversations/{conversation}/messages", {"role": "user", "content": "x"}),
@@ -97,9 +87,7 @@ def test_a_served_file_that_goes_away_answers_503_and_acknowledges_nothing(
             json={"role": "user", "content": "acknowledged before"},
         )
         assert said.status_code == 201
-        for suffix in SUFFIXES:
-            if Path(f"{db}{suffix}").exists():
-                os.rename(f"{db}{suffix}", f"{kept}{suffix}")
+        move_away(db, kept)
         if how == "replaced":
             with sqlite3.connect(db) as other:
                 other.execute("CREATE TABLE unrelated(x)")
@@ -115,7 +103,7 @@ def test_a_served_file_that_goes_away_answers_503_and_acknowledges_nothing(
         tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master")]
         conn.close()
         assert tables == ["unrelated"]
-    assert _messages(kept) == ["acknowledged before"]
+    assert messages_in(kept) == ["acknowledged before"]
 
 
 async def test_the_kept_file_reopens_whole(tmp_path: Path) -> None:
@@ -123,9 +111,7 @@ async def test_the_kept_file_reopens_whole(tmp_path: Path) -> None:
     db, kept = tmp_path / "served.db", tmp_path / "kept.db"
     with _serve(db, tmp_path) as served, _client(served) as http:
         http.post("/v1/entities", json={"name": "Keep", "type": "place"})
-        for suffix in SUFFIXES:
-            if Path(f"{db}{suffix}").exists():
-                os.rename(f"{db}{suffix}", f"{kept}{suffix}")
+        move_away(db, kept)
         assert http.post("/v1/entities", json={"name": "Lost", "type": "place"}).status_code == 503
         assert served.stop() == 0
     async with SQLiteBackend(kept, embeddings=False) as root:

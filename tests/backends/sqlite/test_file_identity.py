@@ -3,7 +3,6 @@ acknowledges no write into the file it still holds open."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,28 +15,11 @@ from backends.sqlite.store import Ctx
 from nams_local.embeddings import HashingEmbedder
 from nams_local.errors import BackendUnavailableError
 
-SUFFIXES = ("", "-wal", "-shm")
+from .files import SUFFIXES, messages_in, move_away
 
 
 def _open(path: Path) -> SQLiteBackend:
     return SQLiteBackend(path, embedder=HashingEmbedder(), extraction="off")
-
-
-def _move_away(path: Path, to: Path) -> None:
-    """Rename the database and its WAL files (the store keeps them open)."""
-    for suffix in SUFFIXES:
-        source = Path(f"{path}{suffix}")
-        if source.exists():
-            os.rename(source, f"{to}{suffix}")
-
-
-def _messages(path: Path) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        return [content for (content,) in conn.execute("SELECT content FROM messages")]
-    finally:
-        conn.close()
 
 
 async def _every_request_fails(backend: SQLiteBackend, conversation: str, what: str) -> None:
@@ -77,7 +59,7 @@ async def test_a_replaced_file_fails_requests_and_both_files_stay_whole(
     try:
         conversation = (await backend.create_conversation("u1")).id
         await backend.add_message(conversation, "user", "acknowledged before")
-        _move_away(path, kept)
+        move_away(path, kept)
         other = _open(path)  # someone puts another database at the path
         other_conversation = (await other.create_conversation("u2")).id
         await other.add_message(other_conversation, "user", "the new file's own")
@@ -85,8 +67,8 @@ async def test_a_replaced_file_fails_requests_and_both_files_stay_whole(
         await _every_request_fails(backend, conversation, "was replaced by another file")
     finally:
         await backend.aclose()
-    assert _messages(kept) == ["acknowledged before"]
-    assert _messages(path) == ["the new file's own"]
+    assert messages_in(kept) == ["acknowledged before"]
+    assert messages_in(path) == ["the new file's own"]
 
 
 async def test_a_write_is_not_committed_when_the_file_goes_during_it(tmp_path: Path) -> None:
@@ -98,7 +80,7 @@ async def test_a_write_is_not_committed_when_the_file_goes_during_it(tmp_path: P
 
         def write_then_lose_the_file() -> None:
             create_conversation(Ctx(store, "default"), "during", None)
-            _move_away(path, kept)
+            move_away(path, kept)
 
         with pytest.raises(BackendUnavailableError, match="was deleted"):
             store.run_sync(write_then_lose_the_file)
