@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -20,14 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._common import say
+from ._common import add_quiet_option, load_average, say
 
 __all__ = [
     "BarGroup",
     "add_report_options",
     "bar_chart",
     "command_line",
+    "git_revision",
     "machine",
+    "machine_details",
     "publish",
     "replace_section",
 ]
@@ -55,7 +58,7 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--no-readme", action="store_true", help="leave the README alone")
     out.add_argument("--no-chart", action="store_true", help="no PNG (matplotlib not needed)")
-    out.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_quiet_option(out)
 
 
 def command_line(name: str, argv: Sequence[str] | None) -> str:
@@ -80,13 +83,43 @@ def command_line(name: str, argv: Sequence[str] | None) -> str:
 
 def machine() -> dict[str, Any]:
     """What the figures were measured on (the load average matters on a shared box)."""
-    load = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     return {
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
-        "load_average": load,
+        "load_average": load_average(),
     }
+
+
+def machine_details() -> dict[str, Any]:
+    """:func:`machine` with the CPU architecture, the Python build and the code's revision,
+    for the benchmarks that print their own header (``ingest_search``, ``turn``)."""
+    return {
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "python": f"{platform.python_version()} ({platform.python_implementation()})",
+        "load_average_at_start": load_average(),
+        "git_revision": git_revision(),
+    }
+
+
+def _git(*args: str) -> str:
+    root = HERE.parent
+    done = subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
+    )
+    return done.stdout.strip()
+
+
+def git_revision() -> str | None:
+    """``<short sha>`` of the checkout the engine runs from, ``+dirty`` with local changes."""
+    try:
+        sha = _git("rev-parse", "--short", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{sha}+dirty" if dirty else sha
 
 
 def machine_line(info: dict[str, Any]) -> str:

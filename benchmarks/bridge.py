@@ -23,10 +23,9 @@ import httpx
 from backends.sqlite import SQLiteBackend
 from nams_local.server import create_app
 
-from ._common import add_output_options, positive, say
+from ._common import add_output_options, percentile, positive, say
 from ._http import LoopbackServer
 from ._report import machine
-from .ingest_search import percentile
 
 __all__ = ["main"]
 

@@ -25,9 +25,8 @@ from backends.sqlite.cypher import load_graph, run_statement
 from backends.sqlite.cypher_text import prepare
 from backends.sqlite.store import Ctx
 
-from ._common import add_output_options, positive, say
+from ._common import add_output_options, add_workload_options, percentile, positive, say
 from ._report import machine
-from .ingest_search import percentile
 
 __all__ = ["QUERIES", "main"]
 
@@ -66,10 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks cypher_latency", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--entities", type=positive, default=1000)
+    add_workload_options(parser, entities=1000, seed=42)
     parser.add_argument("--edges-per-entity", type=positive, default=2)
     parser.add_argument("--repeats", type=positive, default=20)
-    parser.add_argument("--seed", type=int, default=42)
     add_output_options(parser)
     return parser
 

@@ -34,9 +34,8 @@ from nams_local.extraction.quality import (
 )
 from nams_local.extraction.rules import RuleExtractor, extract_sync
 
-from ._common import positive, say
+from ._common import percentile, positive, say
 from ._report import add_report_options, publish
-from .ingest_search import percentile
 
 __all__ = ["main"]
 

@@ -30,7 +30,7 @@ from nams_local.backend import MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 from nams_local.models import NewMessage
 
-from ._common import Progress, positive, say, time_embed
+from ._common import Progress, add_workload_options, positive, say, time_embed
 from ._report import BarGroup, add_report_options, publish
 from ._workload import Turn, Workload, chunks, generate
 
@@ -82,8 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--single", type=positive, default=300, help="messages for the batch-1 phase"
     )
-    parser.add_argument("--users", type=positive, default=20)
-    parser.add_argument("--seed", type=int, default=7)
+    add_workload_options(parser, users=20, seed=7)
     parser.add_argument(
         "--hashing", action="store_true", help="use the hashing embedder (smoke tests only)"
     )

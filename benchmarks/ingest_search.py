@@ -22,25 +22,35 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from backends.sqlite import SQLiteBackend
 from nams_local.backend import DEFAULT_SEARCH_LIMIT, MAX_BULK_MESSAGES
-from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
+from nams_local.embeddings import BaseEmbedder
 from nams_local.models import NewMessage, SearchMode
 
-from ._common import Progress, add_output_options, non_negative, positive, say, time_embed
+from ._common import (
+    Progress,
+    add_embedder_options,
+    add_output_options,
+    add_workload_options,
+    chosen_embedder,
+    file_size,
+    mb,
+    non_negative,
+    percentile,
+    positive,
+    say,
+    time_embed,
+)
+from ._report import machine_details
 from ._workload import Workload, chunks, count_tokens, distinct_queries, generate
 
 __all__ = ["main"]
@@ -101,17 +111,6 @@ class Latency:
         return out
 
 
-def percentile(samples: Sequence[float], pct: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default method)."""
-    if not samples:
-        return 0.0
-    ordered = sorted(samples)
-    rank = (len(ordered) - 1) * pct / 100.0
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
 # -- options -------------------------------------------------------------------------------
 def _batch(value: str) -> int:
     number = positive(value)
@@ -126,21 +125,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ingest throughput and search latency of the local SQLite engine.",
     )
     size = parser.add_argument_group("workload")
-    size.add_argument("--users", type=positive, default=100, help="default: %(default)s")
-    size.add_argument(
-        "--conversations-per-user", type=positive, default=5, help="default: %(default)s"
-    )
+    add_workload_options(size, users=100, conversations_per_user=5, entities=1000, seed=42)
     size.add_argument(
         "--messages", type=positive, default=10_000, help="total, default: %(default)s"
     )
-    size.add_argument("--entities", type=positive, default=1000, help="default: %(default)s")
     size.add_argument(
         "--queries", type=positive, default=200, help="per search kind, default: %(default)s"
     )
     size.add_argument(
         "--warmup", type=non_negative, default=5, help="per search kind, default: %(default)s"
     )
-    size.add_argument("--seed", type=int, default=42, help="default: %(default)s")
     size.add_argument(
         "--batch-size",
         type=_batch,
@@ -156,13 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     engine.add_argument(
         "--no-embeddings", action="store_true", help="text search only, nothing is embedded"
     )
-    engine.add_argument(
-        "--embedder",
-        choices=("default", "hashing"),
-        default="default",
-        help="default: all-MiniLM-L6-v2 int8 ONNX; hashing: model-free, for quick runs",
-    )
-    engine.add_argument("--vector-index", choices=("auto", "sqlite-vec", "numpy"), default="auto")
+    add_embedder_options(engine, vector_index=True)
     engine.add_argument(
         "--no-raw-embed",
         action="store_true",
@@ -268,18 +256,11 @@ def _search_kinds(embeddings: bool) -> list[SearchKind]:
     return kinds
 
 
-def _file_size(path: Path) -> int:
-    """Bytes of the database and any WAL / shared-memory file beside it."""
-    return sum(
-        p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists()
-    )
-
-
 async def _run(args: argparse.Namespace, db_path: Path | None) -> dict[str, Any]:
     embeddings = not args.no_embeddings
     embedder: BaseEmbedder | None = None
     if embeddings:
-        embedder = HashingEmbedder() if args.embedder == "hashing" else default_embedder()
+        embedder = chosen_embedder(args)
 
     say(args, f"[{NAME}] generating workload (seed {args.seed})")
     workload = generate(
@@ -389,7 +370,7 @@ async def _run(args: argparse.Namespace, db_path: Path | None) -> dict[str, Any]
     }
     results["engine"] = {
         "database": "memory" if db_path is None else str(db_path),
-        "db_bytes_after_close": _file_size(db_path) if db_path is not None else None,
+        "db_bytes_after_close": file_size(db_path) if db_path is not None else None,
         "embeddings": embeddings,
         "info": info,
     }
@@ -397,54 +378,13 @@ async def _run(args: argparse.Namespace, db_path: Path | None) -> dict[str, Any]
 
 
 # -- report --------------------------------------------------------------------------------
-def _machine() -> dict[str, Any]:
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "python": f"{platform.python_version()} ({platform.python_implementation()})",
-        "load_average_at_start": list(load) if load is not None else None,
-        "git_revision": _git_revision(),
-    }
-
-
-def _git_revision() -> str | None:
-    """``<short sha>`` of the checkout the engine runs from, ``+dirty`` with local changes."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{sha}+dirty" if dirty else sha
-
-
-def _mb(n: int) -> str:
-    return f"{n / 1_000_000:.1f} MB"
-
-
 def render(results: dict[str, Any]) -> str:
     machine, work, engine = results["machine"], results["workload"], results["engine"]
     info, ingest = engine["info"], results["ingest"]
     load = machine["load_average_at_start"]
     load_text = f", load avg at start {' '.join(f'{x:.2f}' for x in load)}" if load else ""
     if engine["db_bytes_after_close"] is not None:
-        db_text = f"file, {_mb(engine['db_bytes_after_close'])} on disk after close"
+        db_text = f"file, {mb(engine['db_bytes_after_close'])} on disk after close"
     else:
         db_text = ":memory:"
     embedder = info["embedder"]
@@ -530,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.db is not None and args.db.exists():
         parser.error(f"--db {args.db} already exists; the benchmark needs a fresh database")
-    machine = _machine()
+    machine = machine_details()
     with tempfile.TemporaryDirectory(prefix="nams-bench-") as tmp:
         if args.memory:
             db_path: Path | None = None

@@ -37,10 +37,9 @@ from nams_local.backend import MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, MiniLMEmbedder
 from nams_local.models import NewMessage
 
-from ._common import Progress, say
+from ._common import Progress, add_embedder_options, name_list, percentile, say
 from ._report import BarGroup, add_report_options, machine, publish
-from .ingest_search import percentile
-from .quality import Corpus, add_synthetic_options, recall, synthetic_corpus
+from .quality import Corpus, CorpusMessage, add_synthetic_options, recall, synthetic_corpus
 
 __all__ = ["main"]
 
@@ -85,6 +84,28 @@ class PeerResult:
 
 #: ``search(user_id, question) -> message keys, best first``
 Searcher = Callable[[str, str], Sequence[str]]
+
+
+def _ingest(
+    result: PeerResult,
+    corpus: Corpus,
+    batch_size: int,
+    add: Callable[[str, Sequence[CorpusMessage]], None],
+    quiet: bool,
+) -> None:
+    """Every user's messages through ``add(user_id, batch)``, ``batch_size`` at a time, timed
+    (the peers' ingest loop; nams-local's is async and keeps its own)."""
+    progress = Progress(f"{result.name} add", corpus.message_count, enabled=not quiet)
+    done = 0
+    start = time.perf_counter()
+    for user in corpus.users:
+        for i in range(0, len(user.messages), batch_size):
+            batch = user.messages[i : i + batch_size]
+            add(user.user_id, batch)
+            done += len(batch)
+            progress.update(done)
+    result.ingest_seconds = time.perf_counter() - start
+    result.messages = done
 
 
 def _score(
@@ -197,23 +218,15 @@ def run_mem0(
         detail += "; vector-only (its BM25 needs fastembed, which downloads a model)"
     result = PeerResult("mem0", detail)
     key_of: dict[str, str] = {}
-    progress = Progress("mem0 add", corpus.message_count, enabled=not quiet)
-    done = 0
-    start = time.perf_counter()
-    for user in corpus.users:
-        for i in range(0, len(user.messages), MEM0_BATCH):
-            batch = user.messages[i : i + MEM0_BATCH]
-            added = memory.add(
-                [{"role": m.role, "content": m.content} for m in batch],
-                user_id=user.user_id,
-                infer=False,
-            )
-            for m, row in zip(batch, added["results"], strict=True):
-                key_of[row["id"]] = m.key
-            done += len(batch)
-            progress.update(done)
-    result.ingest_seconds = time.perf_counter() - start
-    result.messages = done
+
+    def add(user_id: str, batch: Sequence[CorpusMessage]) -> None:
+        added = memory.add(
+            [{"role": m.role, "content": m.content} for m in batch], user_id=user_id, infer=False
+        )
+        for m, row in zip(batch, added["results"], strict=True):
+            key_of[row["id"]] = m.key
+
+    _ingest(result, corpus, MEM0_BATCH, add, quiet)
 
     def search(user_id: str, question: str) -> list[str]:
         found = memory.search(question, filters={"user_id": user_id}, top_k=TOP, threshold=0.0)
@@ -261,21 +274,15 @@ def run_chroma(
         metadata={"hnsw:space": "cosine"},
     )
     result = PeerResult("chroma", "Chroma PersistentClient, HNSW cosine, user metadata filter")
-    progress = Progress("chroma add", corpus.message_count, enabled=not quiet)
-    done = 0
-    start = time.perf_counter()
-    for user in corpus.users:
-        for i in range(0, len(user.messages), MAX_BULK_MESSAGES):
-            batch = user.messages[i : i + MAX_BULK_MESSAGES]
-            collection.add(
-                ids=[m.key for m in batch],
-                documents=[m.content for m in batch],
-                metadatas=[{"user": user.user_id, "role": m.role} for m in batch],
-            )
-            done += len(batch)
-            progress.update(done)
-    result.ingest_seconds = time.perf_counter() - start
-    result.messages = done
+
+    def add(user_id: str, batch: Sequence[CorpusMessage]) -> None:
+        collection.add(
+            ids=[m.key for m in batch],
+            documents=[m.content for m in batch],
+            metadatas=[{"user": user_id, "role": m.role} for m in batch],
+        )
+
+    _ingest(result, corpus, MAX_BULK_MESSAGES, add, quiet)
 
     def search(user_id: str, question: str) -> list[str]:
         found = collection.query(query_texts=[question], n_results=TOP, where={"user": user_id})
@@ -368,14 +375,6 @@ def _panels(results: dict[str, Any]) -> list[BarGroup]:
     ]
 
 
-def _systems(value: str) -> list[str]:
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = [n for n in names if n not in PEERS]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown systems {unknown}; choose from {PEERS}")
-    return names
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"python -m benchmarks {NAME}",
@@ -384,9 +383,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_synthetic_options(parser, users=20)
     run = parser.add_argument_group("systems")
     run.add_argument(
-        "--systems", type=_systems, default=list(PEERS), help="default: " + ",".join(PEERS)
+        "--systems",
+        type=name_list(PEERS, "systems"),
+        default=list(PEERS),
+        help="default: " + ",".join(PEERS),
     )
-    run.add_argument("--embedder", choices=("default", "hashing"), default="default")
+    add_embedder_options(run)
     add_report_options(parser)
     parser.set_defaults(distractor_entities=0)
     return parser

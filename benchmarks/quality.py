@@ -36,12 +36,20 @@ from typing import Any, cast
 from backends.sqlite import SQLiteBackend
 from backends.sqlite.search import DEFAULT_HYBRID_WEIGHT
 from nams_local.backend import MAX_BULK_MESSAGES, MemoryBackend
-from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
+from nams_local.embeddings import BaseEmbedder
 from nams_local.models import Entity, Message, NewMessage, SearchMode, SearchResult
 from nams_local.retrieval import retrieve_memories
 from nams_local.scope import Scope
 
-from ._common import Progress, positive, say
+from ._common import (
+    OptionGroup,
+    Progress,
+    add_embedder_options,
+    add_workload_options,
+    chosen_embedder,
+    positive,
+    say,
+)
 from ._quality_data import QUESTION_TYPES, generate_quality
 from ._report import BarGroup, add_report_options, machine, publish
 
@@ -519,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     data.add_argument("--no-synthetic", action="store_true", help="score only the --locomo files")
     engine = parser.add_argument_group("engine")
-    engine.add_argument("--embedder", choices=("default", "hashing"), default="default")
+    add_embedder_options(engine)
     engine.add_argument(
         "--weights",
         type=_weights,
@@ -530,12 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_synthetic_options(
-    parser: argparse.ArgumentParser, *, users: int
-) -> argparse._ArgumentGroup:
+def add_synthetic_options(parser: argparse.ArgumentParser, *, users: int) -> OptionGroup:
     """The synthetic set's size options (``quality`` and ``peers`` share the set)."""
     data = parser.add_argument_group("synthetic set")
-    data.add_argument("--users", type=positive, default=users, help="default: %(default)s")
+    add_workload_options(data, users=users, seed=7)
     data.add_argument("--sessions", type=positive, default=6, help="per user, default: %(default)s")
     data.add_argument(
         "--turns", type=positive, default=16, help="per session, default: %(default)s"
@@ -544,7 +550,6 @@ def add_synthetic_options(
     data.add_argument(
         "--distractor-entities", type=int, default=20, help="per user, default: %(default)s"
     )
-    data.add_argument("--seed", type=int, default=7, help="default: %(default)s")
     return data
 
 
@@ -554,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_synthetic and not args.locomo:
         parser.error("--no-synthetic needs at least one --locomo FILE")
     started = machine()
-    embedder: BaseEmbedder = HashingEmbedder() if args.embedder == "hashing" else default_embedder()
+    embedder: BaseEmbedder = chosen_embedder(args)
     corpora: list[Corpus] = [] if args.no_synthetic else [synthetic_corpus(args)]
     for path in args.locomo:
         try:

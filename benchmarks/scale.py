@@ -31,13 +31,25 @@ from pathlib import Path
 from typing import Any
 
 from backends.sqlite import SQLiteBackend
-from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
+from nams_local.embeddings import BaseEmbedder
 from nams_local.models import NewMessage
 
-from ._common import Progress, non_negative, positive, say
+from ._common import (
+    EXTRACTION_MODES,
+    Progress,
+    add_embedder_options,
+    add_workload_options,
+    chosen_embedder,
+    file_size,
+    mb,
+    message_counts,
+    non_negative,
+    percentile,
+    positive,
+    say,
+)
 from ._report import BarGroup, add_report_options, machine, publish
 from ._workload import distinct_queries, generate
-from .ingest_search import _file_size, _mb, percentile
 
 __all__ = ["main"]
 
@@ -52,13 +64,8 @@ KINDS = {
 
 
 def _sizes(value: str) -> list[int]:
-    try:
-        sizes = sorted({int(p.replace("_", "")) for p in value.split(",") if p.strip()})
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of integers: {value!r}") from None
-    if not sizes or sizes[0] < 1:
-        raise argparse.ArgumentTypeError("sizes are positive message counts")
-    return sizes
+    """Stage sizes, smallest first (the store only grows), repeats dropped."""
+    return sorted(set(message_counts(value)))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     w = parser.add_argument_group("workload")
     w.add_argument("--sizes", type=_sizes, default=[10_000, 100_000], help="default: 10000,100000")
     w.add_argument("--with-1m", action="store_true", help="add a 1,000,000-message stage")
-    w.add_argument("--users", type=positive, default=1000, help="default: %(default)s")
+    add_workload_options(w, users=1000, seed=42)
     w.add_argument(
         "--messages-per-conversation", type=positive, default=10, help="default: %(default)s"
     )
@@ -79,7 +86,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.02,
         help="entities added per message added, default: %(default)s",
     )
-    w.add_argument("--seed", type=int, default=42, help="default: %(default)s")
     m = parser.add_argument_group("measurement")
     m.add_argument("--queries", type=positive, default=200, help="per kind and stage")
     m.add_argument("--warmup", type=non_negative, default=10, help="per kind and stage")
@@ -97,10 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="time the bare embedder on every Nth bulk (0 cost elsewhere), default: 5",
     )
     e = parser.add_argument_group("engine")
-    e.add_argument("--embedder", choices=("default", "hashing"), default="default")
+    add_embedder_options(e)
     e.add_argument(
         "--extraction",
-        choices=("sync", "background", "off"),
+        choices=EXTRACTION_MODES,
         default="off",
         help="the engine's entity extraction on add_messages, default: off (this measures "
         "store + embed + index; extraction has its own cost, --extraction sync adds it)",
@@ -265,7 +271,7 @@ async def _run(
                     "size": size,
                     "counts": counts,
                     "ingest": grown,
-                    "db_bytes": _file_size(db),
+                    "db_bytes": file_size(db),
                     "rss_bytes": _rss_bytes(),
                     "search": search,
                 }
@@ -321,7 +327,7 @@ def render(results: dict[str, Any]) -> str:
             f"  {c['messages']:>9} {c['conversations']:>7} {c['entities']:>8} "
             f"{g['ingest_per_second']:>9.1f} {g['raw_embed_per_second']:>7.1f} {ratio:>6} "
             f"{g['raw_one_call_per_second']:>8.1f} {one:>6} "
-            f"{_mb(s['db_bytes']):>10} {_mb(s['rss_bytes']):>10}"
+            f"{mb(s['db_bytes']):>10} {mb(s['rss_bytes']):>10}"
         )
     lines += [
         f"  ingest/s: the stage's add_messages rate (store + embed + index, extraction "
@@ -395,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.db is not None and args.db.exists():
         parser.error(f"--db {args.db} exists; the benchmark grows a fresh database")
     started = machine()
-    embedder: BaseEmbedder = HashingEmbedder() if args.embedder == "hashing" else default_embedder()
+    embedder: BaseEmbedder = chosen_embedder(args)
     embedder.embed(["warm-up: load the model before anything is timed"])
     planned = _stage_sizes(args)
 

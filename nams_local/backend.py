@@ -51,6 +51,7 @@ __all__ = [
     "MAX_LIST_LIMIT",
     "Capabilities",
     "MemoryBackend",
+    "SupportsInfo",
 ]
 
 #: ``limit`` on list routes: 1..200, default 50 (hosted contract).
@@ -276,3 +277,13 @@ class MemoryBackend(Protocol):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+@runtime_checkable
+class SupportsInfo(Protocol):
+    """A backend that can describe itself (``nams-local info``): what it is and what it
+    holds, as plain JSON-ready data. Only the local engine does; a hosted client has no
+    such route, so the command checks for this protocol instead of calling through ``Any``.
+    """
+
+    def info(self) -> dict[str, Any]: ...

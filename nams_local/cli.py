@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .__version__ import __version__
 
 __all__ = ["main"]
 
@@ -30,8 +30,17 @@ def _open(db: str | None, embeddings: bool) -> Any:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    backend = _open(args.db, not args.no_embeddings)
+    from .backend import MemoryBackend, SupportsInfo
+
+    backend: MemoryBackend = _open(args.db, not args.no_embeddings)
     try:
+        if not isinstance(backend, SupportsInfo):
+            print(
+                f"nams-local info: the {type(backend).__name__} backend cannot describe "
+                "itself (only the local engine can)",
+                file=sys.stderr,
+            )
+            return 2
         info = backend.info()
     finally:
         asyncio.run(backend.aclose())

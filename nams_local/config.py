@@ -11,7 +11,12 @@ hosted NAMS (production) by environment alone:
   extraction mode; ``NAMS_LOCAL_DB`` names the SQLite file (``:memory:`` allowed); without it the
   engine uses ``memory.db`` in the user's data directory, so a script run twice remembers.
 
-Backends are imported lazily: importing ``nams_local`` never imports a concrete backend.
+This is the wiring layer: the only module that names concrete backends (imported lazily,
+so importing ``nams_local`` never imports one). Everything that opens a backend when none
+is given goes through here: ``create_nams()`` / ``create_nams_provider()`` /
+``wrap_openai()`` without ``backend=``, the server's ``create_app(db=...)`` and its TCK
+bridge, and the ``nams-local`` commands. The layers below (integrations, core) are always
+handed an open backend.
 """
 
 from __future__ import annotations
@@ -23,28 +28,40 @@ from typing import TYPE_CHECKING, Any, Literal
 import platformdirs
 
 from .errors import AuthenticationError, InvalidInputError
+from .settings import API_KEY_ENV, DEFAULT_ENDPOINT, ENDPOINT_ENV, WORKSPACE_ENV
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from backends.sqlite import SQLiteBackend
+
     from .backend import MemoryBackend
+    from .integrations import ChatModel, Nams, NamsProvider
+    from .scope import ScopeLike
 
 __all__ = [
+    "API_KEY_ENV",
     "BACKEND_ENV",
+    "BRIDGE_WORKSPACE",
     "DEFAULT_DB_NAME",
     "DEFAULT_ENDPOINT",
+    "ENDPOINT_ENV",
+    "WORKSPACE_ENV",
     "backend_kind",
+    "create_nams",
+    "create_nams_provider",
     "default_db_path",
     "open_backend",
+    "open_bridge_backend",
     "open_hosted_backend",
     "open_local_backend",
+    "wrap_openai",
 ]
 
 DEFAULT_DB_NAME = "memory.db"
-#: Where hosted NAMS answers (the TypeScript SDK's ``DEFAULT_ENDPOINT``).
-DEFAULT_ENDPOINT = "https://memory.neo4jlabs.com/v1"
 BACKEND_ENV = "NAMS_BACKEND"
-API_KEY_ENV = "MEMORY_API_KEY"
-ENDPOINT_ENV = "MEMORY_ENDPOINT"
-WORKSPACE_ENV = "MEMORY_WORKSPACE_ID"
+#: The workspace the TCK bridge reads and writes (in its own store).
+BRIDGE_WORKSPACE = "tck-bridge"
 
 BackendKind = Literal["local", "hosted"]
 
@@ -141,3 +158,70 @@ def open_backend(
         return opened
     local: MemoryBackend = open_local_backend(path, **options)
     return local
+
+
+def open_bridge_backend(
+    db: str | Path = ":memory:", *, main_db: str | Path | None = None
+) -> SQLiteBackend:
+    """The TCK bridge's own engine, deterministic and with no background work: embeddings
+    off (search is word overlap and needs no model), extraction, extractor and summariser
+    off (no entity appears that ``add_entity`` did not create, nothing is written after a
+    call returns, so nothing leaks across ``clear_all_data``), workspace ``tck-bridge``.
+
+    ``db`` must not hold real memory: the TCK empties the workspace before every scenario,
+    so it is refused (``ValueError``, before anything is opened) when it is ``main_db``.
+    """
+    same = (
+        str(db) != ":memory:"
+        and main_db is not None
+        and str(main_db) != ":memory:"
+        and Path(db).resolve() == Path(main_db).resolve()
+    )
+    if same:
+        raise ValueError("the bridge needs its own database: clear_all_data wipes it")
+    from backends.sqlite import SQLiteBackend
+
+    return SQLiteBackend(
+        db,
+        embeddings=False,
+        workspace=BRIDGE_WORKSPACE,
+        extraction="off",
+        extractor=None,
+        summariser=None,
+    )
+
+
+def _given_or_opened(backend: MemoryBackend | None) -> MemoryBackend:
+    return backend if backend is not None else open_backend()
+
+
+def create_nams(backend: MemoryBackend | None = None, **config: Any) -> Nams:
+    """``nams_local.integrations.create_nams`` over ``backend``, or with ``backend=None``
+    over the backend the environment asks for (``open_backend()``). Options as there."""
+    from .integrations import create_nams as over
+
+    return over(_given_or_opened(backend), **config)
+
+
+def create_nams_provider(
+    *,
+    base_provider: Callable[[str], ChatModel],
+    scope: ScopeLike,
+    backend: MemoryBackend | None = None,
+    **config: Any,
+) -> NamsProvider:
+    """``integrations.create_nams_provider``; ``backend=None`` as in ``create_nams``."""
+    from .integrations import create_nams_provider as over
+
+    return over(
+        base_provider=base_provider, scope=scope, backend=_given_or_opened(backend), **config
+    )
+
+
+def wrap_openai(
+    client: Any, *, scope: ScopeLike, backend: MemoryBackend | None = None, **config: Any
+) -> Any:
+    """``integrations.wrap_openai``; ``backend=None`` as in ``create_nams``."""
+    from .integrations import wrap_openai as over
+
+    return over(client, scope=scope, backend=_given_or_opened(backend), **config)

@@ -18,6 +18,7 @@ import httpx
 from nams_local.backend import Capabilities
 from nams_local.errors import AuthenticationError, NotSupportedError
 from nams_local.models import SearchMode
+from nams_local.settings import DEFAULT_ENDPOINT, WORKSPACE_ENV
 
 from .capabilities import HOSTED_CAPABILITIES, ServerCapabilities, read_capabilities
 from .errors import error_for_response
@@ -27,10 +28,6 @@ from .retry import RetryPolicy
 logger = logging.getLogger("nams_local.hosted")
 
 __all__ = ["DEFAULT_ENDPOINT", "WORKSPACE_ENV", "CapabilityName", "HostedBase"]
-
-DEFAULT_ENDPOINT = "https://memory.neo4jlabs.com/v1"
-#: The environment variable the TypeScript SDK reads when no workspace is given.
-WORKSPACE_ENV = "MEMORY_WORKSPACE_ID"
 
 CapabilityName = Literal[
     "relationship_writes",

@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 import httpx
 
+from nams_local.__version__ import __version__
 from nams_local.errors import BackendUnavailableError, InvalidInputError, NotFoundError
 
 from .errors import error_for_response, request_id
@@ -35,8 +36,6 @@ Params = Mapping[str, str | int | bool | None]
 
 
 def user_agent() -> str:
-    from nams_local import __version__
-
     return f"nams-local/{__version__} (+python httpx)"
 
 

@@ -8,7 +8,9 @@ can test against nams-local. See ``docs/bridge.md`` and the contract in
 
 from __future__ import annotations
 
-from .app import BRIDGE_WORKSPACE, create_bridge_app, open_bridge_backend
+from nams_local.config import BRIDGE_WORKSPACE, open_bridge_backend
+
+from .app import create_bridge_app
 from .registry import METHODS
 from .short_term import PROTOCOL_VERSION
 

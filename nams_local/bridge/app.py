@@ -3,8 +3,9 @@
 Mounted at ``/bridge`` by ``nams_local.server.create_app(bridge=...)`` (``nams-local serve
 --bridge``), or served on its own. It has no authentication — the TCK clients send none —
 so it is safe only because of how it is opened: off unless asked for, on a loopback address
-(``serve`` refuses any other), and over its **own** store (``open_bridge_backend``: by
-default a ``:memory:`` database), so ``clear_all_data`` cannot reach real memory.
+(``serve`` refuses any other), and over its **own** store (``open_bridge_backend`` in the
+wiring module ``nams_local.config``: by default a ``:memory:`` database), so
+``clear_all_data`` cannot reach real memory.
 
 Status conventions (the contract's §1.3–1.4): 200 with JSON (``null`` for a missing
 optional result), 204 for the void methods, ``{"error": ...}`` with 400 for bad input, 404
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -32,7 +32,7 @@ from nams_local.errors import (
     NotFoundError,
     NotSupportedError,
 )
-from nams_local.server.strict_json import parse_strict_json
+from nams_local.strict_json import parse_strict_json
 
 from . import long_term, platinum, reasoning, short_term  # noqa: F401  (registers methods)
 from .registry import METHODS, NO_CONTENT, Bridge
@@ -40,32 +40,11 @@ from .registry import METHODS, NO_CONTENT, Bridge
 if TYPE_CHECKING:
     from backends.sqlite import SQLiteBackend
 
-__all__ = ["BRIDGE_WORKSPACE", "create_bridge_app", "open_bridge_backend"]
+__all__ = ["create_bridge_app"]
 
 logger = logging.getLogger("nams_local.bridge")
 
-#: The workspace the bridge reads and writes (in its own store).
-BRIDGE_WORKSPACE = "tck-bridge"
-
 _ALL_VERBS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-
-def open_bridge_backend(db: str | Path = ":memory:") -> SQLiteBackend:
-    """The bridge's own engine, deterministic and with no background work: embeddings off
-    (search is word overlap and needs no model), extraction, extractor and summariser off
-    (no entity appears that ``add_entity`` did not create, nothing is written after a
-    call returns, so nothing leaks across ``clear_all_data``), workspace ``tck-bridge``.
-    ``db`` must not hold real memory: the TCK empties the workspace before every scenario."""
-    from backends.sqlite import SQLiteBackend
-
-    return SQLiteBackend(
-        db,
-        embeddings=False,
-        workspace=BRIDGE_WORKSPACE,
-        extraction="off",
-        extractor=None,
-        summariser=None,
-    )
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -1,9 +1,10 @@
 """``create_nams``: one entry point for the ways memory can wrap a model.
 
-``create_nams(backend=None, **config).wrap(model, scope)`` gives a ``ChatModel`` with
-memory (middleware mode); ``create_nams_provider(...).language_model(model_id)`` is the
-provider mode of the TypeScript package (one changed line in app code). With
-``backend=None`` configuration decides which backend: ``open_backend()``.
+``create_nams(backend, **config).wrap(model, scope)`` gives a ``ChatModel`` with memory
+(middleware mode); ``create_nams_provider(...).language_model(model_id)`` is the provider
+mode of the TypeScript package (one changed line in app code). The backend is always handed
+in, never opened here: ``nams_local.create_nams()`` (the wiring, ``nams_local.config``) is
+the one that lets configuration pick it when none is given.
 """
 
 from __future__ import annotations
@@ -32,13 +33,6 @@ def _config(options: dict[str, Any]) -> MemoryConfig:
     if unknown:
         raise TypeError(f"unknown memory option(s): {', '.join(sorted(unknown))}")
     return MemoryConfig(logger=logger or default_logger(), **options)
-
-
-def _open_default() -> MemoryBackend:
-    from .. import config
-
-    backend: MemoryBackend = config.open_backend()
-    return backend
 
 
 class Nams:
@@ -114,7 +108,7 @@ class Nams:
         await self.backend.aclose()
 
 
-def create_nams(backend: MemoryBackend | None = None, **config: Any) -> Nams:
+def create_nams(backend: MemoryBackend, **config: Any) -> Nams:
     """Options: ``max_memories`` (6, capped at 12), ``persist_interactions`` (True),
     ``cross_session_limit`` (5), ``graph_expansion_limit`` (2), ``lookup_timeout`` (10 s),
     ``workspace_id``, ``logger`` (anything with ``warn``/``error``); for ``.tools()`` only:
@@ -124,7 +118,7 @@ def create_nams(backend: MemoryBackend | None = None, **config: Any) -> Nams:
     extraction_model: ChatModel | None = options.pop("extraction_model", None)
     extraction_options = options.pop("extraction_options", None)
     return Nams(
-        backend if backend is not None else _open_default(),
+        backend,
         _config(options),
         extraction_model=extraction_model,
         extraction_options=extraction_options,
@@ -155,7 +149,7 @@ def create_nams_provider(
     *,
     base_provider: Callable[[str], ChatModel],
     scope: ScopeLike,
-    backend: MemoryBackend | None = None,
+    backend: MemoryBackend,
     **config: Any,
 ) -> NamsProvider:
     return NamsProvider(base_provider, scope, create_nams(backend, **config))

@@ -197,7 +197,7 @@ def wrap_openai(
     client: Any,
     *,
     scope: ScopeLike,
-    backend: MemoryBackend | None = None,
+    backend: MemoryBackend,
     **config: Any,
 ) -> Any:
     """``client`` (``OpenAI`` or ``AsyncOpenAI``) with memory for ``scope``.

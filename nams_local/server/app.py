@@ -16,7 +16,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from nams_local import __version__
+from nams_local.__version__ import __version__
 from nams_local.embeddings import Embedder
 
 from .auth import Authenticator
@@ -57,31 +57,9 @@ _TAGS: list[dict[str, Any]] = [
 ]
 
 
-def _open_root(db: str | Path | None, embeddings: bool | Embedder) -> RootBackend:
-    from nams_local.config import open_local_backend
-
-    if isinstance(embeddings, bool):
-        backend: RootBackend = open_local_backend(db, embeddings=embeddings)
-    else:
-        backend = open_local_backend(db, embedder=embeddings)
-    return backend
-
-
-def _open_bridge(bridge: str | Path | None, db: str | Path | None) -> Any:
-    """The bridge's own backend (``None`` without a bridge); never the main database."""
-    if bridge is None:
-        return None
-    same = (
-        str(bridge) != ":memory:"
-        and db is not None
-        and str(db) != ":memory:"
-        and Path(bridge).resolve() == Path(db).resolve()
-    )
-    if same:
-        raise ValueError("the bridge needs its own database: clear_all_data wipes it")
-    from nams_local.bridge import open_bridge_backend
-
-    return open_bridge_backend(bridge)
+def _engine_options(embeddings: bool | Embedder) -> dict[str, Any]:
+    """``create_app``'s ``embeddings`` as the local engine's constructor options."""
+    return {"embeddings": embeddings} if isinstance(embeddings, bool) else {"embedder": embeddings}
 
 
 def create_app(
@@ -94,13 +72,15 @@ def create_app(
     key_store: ApiKeyStore | None = None,
     pool_size: int = DEFAULT_POOL_SIZE,
     bridge: str | Path | None = None,
+    owns_backend: bool = False,
 ) -> FastAPI:
     """Build the app.
 
     Args:
         backend: an open root backend (anything with ``for_workspace(name)``, such as
-            ``SQLiteBackend``); the caller keeps ownership and closes it. ``None`` opens
-            the local SQLite engine at ``db`` (default ``nams_local.default_db_path()``),
+            ``SQLiteBackend``); the caller keeps ownership and closes it unless
+            ``owns_backend``. ``None`` opens the local SQLite engine at ``db`` (default
+            ``nams_local.default_db_path()``) through the wiring (``nams_local.config``),
             which the app closes on shutdown.
         db: the SQLite file. Also where minted API keys are kept; with ``backend`` given
             and no ``db``, minted keys live in memory for the app's lifetime.
@@ -114,18 +94,26 @@ def create_app(
         bridge: mount the TCK bridge protocol at ``/bridge`` over its own store in this
             file (``":memory:"`` recommended); ``None`` (the default) serves no bridge. It
             must not be ``db``: the bridge's ``clear_all_data`` wipes its store.
-    """
-    owns_root = backend is None
-    if backend is None:
-        if db is None:
-            from nams_local.config import default_db_path
+        owns_backend: the app closes ``backend`` on shutdown (``nams-local serve`` opens
+            it and hands it over).
 
-            db = default_db_path()
-        root = _open_root(db, embeddings)
-    else:
-        if not isinstance(backend, RootBackend):
-            raise TypeError("backend must be a MemoryBackend with for_workspace(name)")
-        root = backend
+    Backends are opened by the wiring module, never here: the app layer sits above it, so
+    ``db=`` and ``bridge=`` (conveniences for tests and scripts) delegate to it.
+    """
+    from nams_local import config
+
+    if backend is not None and not isinstance(backend, RootBackend):
+        raise TypeError("backend must be a MemoryBackend with for_workspace(name)")
+    owns_root = backend is None or owns_backend
+    if backend is None and db is None:
+        db = config.default_db_path()
+    # The bridge first: its refusal of ``db`` comes before anything is opened.
+    bridge_backend = None if bridge is None else config.open_bridge_backend(bridge, main_db=db)
+    root: RootBackend = (
+        backend
+        if backend is not None
+        else config.open_local_backend(db, **_engine_options(embeddings))
+    )
     keys = key_store or ApiKeyStore(db if db is not None else ":memory:")
     state = ServerState(
         pool=WorkspacePool(root, size=pool_size),
@@ -133,8 +121,6 @@ def create_app(
         authenticator=Authenticator(keys, api_keys),
         owns_root=owns_root,
     )
-
-    bridge_backend = _open_bridge(bridge, db)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

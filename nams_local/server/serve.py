@@ -3,11 +3,13 @@
 The socket is bound here, before uvicorn starts, so ``--port 0`` works and the line that
 announces the address names the real port (a test or a script reads it). Access logging is
 the app's own (``nams_local.server``): uvicorn's access log is off, so each request is
-logged once, with the workspace hash and never the token.
+logged once, with the workspace hash and never the token. The engine is opened here, through
+the wiring module (``nams_local.config``), and handed to the app, which closes it on shutdown.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import socket
@@ -80,14 +82,14 @@ def run(
     """
     import uvicorn
 
-    from nams_local.config import default_db_path
+    from nams_local import config as wiring
 
     from .app import create_app
     from .middleware import DEFAULT_MAX_BODY_BYTES
 
     out = out or sys.stdout
     _configure_logging(sys.stderr)
-    path = str(db) if db is not None else default_db_path()
+    path = str(db) if db is not None else wiring.default_db_path()
     if bridge is not None and host not in LOOPBACK_HOSTS:
         print(
             f"nams-local serve: --bridge serves without authentication, so only on a loopback "
@@ -101,15 +103,22 @@ def run(
         print(f"nams-local serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
     try:
+        root = wiring.open_local_backend(path, embeddings=embeddings)
+    except BaseException:
+        sock.close()
+        raise
+    try:
         app = create_app(
+            root,
             db=path,
             api_keys=api_keys,
-            embeddings=embeddings,
             max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
             bridge=bridge,
+            owns_backend=True,
         )
     except BaseException:
         sock.close()
+        asyncio.run(root.aclose())
         raise
     actual_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host

@@ -252,7 +252,9 @@ async def test_create_nams_without_a_backend_follows_the_environment(
     monkeypatch.delenv("MEMORY_API_KEY", raising=False)
     monkeypatch.setenv("NAMS_BACKEND", "local")
     monkeypatch.setenv("NAMS_LOCAL_DB", str(db))
-    nams = create_nams()  # backend=None: open_backend() reads the environment
+    from nams_local import create_nams as create_configured_nams
+
+    nams = create_configured_nams()  # backend=None: open_backend() reads the environment
     try:
         model = nams.wrap(ScriptedChatModel(["stored"]), {"user_id": "env-user"})
         await model.generate([{"role": "user", "content": "remember me"}])

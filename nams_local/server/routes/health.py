@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from nams_local import __version__
+from nams_local.__version__ import __version__
 
 __all__ = ["router"]
 

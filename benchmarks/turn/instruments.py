@@ -1,0 +1,172 @@
+"""The instruments a measured turn runs through: they count and time, and change nothing.
+
+``TimedEmbedder`` times every ``embed_query``; ``CountingBackend`` forwards every backend
+call and records its method, the memory source it serves, its start and end within the
+turn and what it returned; ``CountingLogger`` keeps what retrieval reports. Proxies rather
+than hooks in the engine, so the engine measured is the one users run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from nams_local.backend import Capabilities, MemoryBackend
+from nams_local.embeddings import BaseEmbedder, Matrix, Vector
+from nams_local.models import ConversationSearchHits, EntityDetails, SearchResult
+
+__all__ = ["Call", "CountingBackend", "CountingLogger", "TimedEmbedder"]
+
+
+class TimedEmbedder:
+    """Wraps the real embedder for the measured store: times every ``embed_query``.
+
+    Same name and dimension, so the store sees the vectors it was built with; the model
+    runs (query cache misses) are read from the wrapped embedder's cache statistics.
+    """
+
+    def __init__(self, inner: BaseEmbedder) -> None:
+        self.inner = inner
+        self._lock = threading.Lock()
+        self.query_ms: list[float] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> Vector:
+        start = time.perf_counter()
+        vector = self.inner.embed_query(text)
+        elapsed = (time.perf_counter() - start) * 1000.0
+        with self._lock:
+            self.query_ms.append(elapsed)
+        return vector
+
+    def model_runs(self) -> int:
+        return self.inner.query_cache_info().misses
+
+    def take(self) -> list[float]:
+        with self._lock:
+            out, self.query_ms = self.query_ms, []
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One backend call of a turn; times in ms from the start of the turn."""
+
+    method: str
+    source: str
+    start_ms: float
+    end_ms: float
+    items: int
+    failed: bool
+
+
+def _items(result: object) -> int:
+    """What a backend call handed back, counted: hits, relationships, steps, ..."""
+    if isinstance(result, SearchResult):
+        return len(result.items)
+    if isinstance(result, EntityDetails):
+        return len(result.relationships)
+    if isinstance(result, list):
+        if result and isinstance(result[0], ConversationSearchHits):
+            groups = cast(list[ConversationSearchHits], result)
+            return sum(len(g.messages) + len(g.steps) for g in groups)
+        return len(result)
+    return 0
+
+
+class CountingBackend:
+    """A backend proxy: forwards everything, counts and times every async call.
+
+    ``capabilities`` may differ from the wrapped backend's (to hide ``user_message_search``).
+    Calls are labelled with the memory source they serve, using the conversation of the
+    current turn: a search or step list in it is ``conversation`` / ``reasoning``, in any
+    other conversation ``cross-session``.
+    """
+
+    def __init__(self, inner: MemoryBackend, capabilities: Capabilities | None = None) -> None:
+        self._inner = inner
+        self._capabilities = capabilities if capabilities is not None else inner.capabilities
+        self.conversation_id = ""
+        self.origin = 0.0
+        self.calls: list[Call] = []
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
+
+    def start_turn(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        self.calls = []
+        self.origin = time.perf_counter()
+
+    def _source(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        if method == "search_entities":
+            return "long-term"
+        if method == "get_entity":
+            return "graph"
+        if method in ("search_messages", "list_steps"):
+            conv = args[0] if args else kwargs.get("conversation_id")
+            if conv == self.conversation_id:
+                return "conversation" if method == "search_messages" else "reasoning"
+            return "cross-session"
+        if method in ("search_user_messages", "list_conversations"):
+            return "cross-session"
+        if method == "add_message":
+            return "persist"
+        return "other"
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if not inspect.iscoroutinefunction(attr):
+            return attr
+        method: Callable[..., Awaitable[Any]] = attr
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            result: Any = None
+            failed = True
+            try:
+                result = await method(*args, **kwargs)
+                failed = False
+                return result
+            finally:
+                end = time.perf_counter()
+                self.calls.append(
+                    Call(
+                        method=name,
+                        source=self._source(name, args, kwargs),
+                        start_ms=(start - self.origin) * 1000.0,
+                        end_ms=(end - self.origin) * 1000.0,
+                        items=_items(result),
+                        failed=failed,
+                    )
+                )
+
+        return timed
+
+
+class CountingLogger:
+    """A ``MemoryLogger`` that keeps what retrieval reports (it should report nothing)."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def warn(self, message: str, error: BaseException | None = None) -> None:
+        self.messages.append(f"{message}: {error}" if error is not None else message)
+
+    def error(self, message: str, error: BaseException | None = None) -> None:
+        self.warn(message, error)

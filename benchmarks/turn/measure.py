@@ -1,0 +1,221 @@
+"""The timing loop: turns of every kind against one opened store, interleaved.
+
+Every turn asks a distinct query (so the embedder's query cache only helps within a turn)
+of a random user's random conversation; the kinds run in one seeded random order, so
+machine noise spreads over all of them and the ratios compare like with like.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, cast
+
+from backends.sqlite import SQLiteBackend
+from nams_local.backend import MemoryBackend
+from nams_local.persistence import persist_step
+from nams_local.retrieval import (
+    CROSS_SEARCH_LIMIT,
+    DEFAULT_CROSS_SESSION_LIMIT,
+    DEFAULT_GRAPH_EXPANSION_LIMIT,
+    MAX_LONGTERM,
+    RetrievalOptions,
+    retrieve_memories,
+)
+from nams_local.scope import Scope
+
+from .._http import CountingTransport
+from .._workload import distinct_queries
+from .http_backends import HttpTarget
+from .instruments import CountingBackend, CountingLogger, TimedEmbedder
+from .kinds import SERIES_LABELS, TurnKind
+from .series import Series, TurnSample, solo_summary
+
+__all__ = ["Measurer", "measure"]
+
+
+class Measurer:
+    """Runs turns of every kind against one opened store."""
+
+    def __init__(
+        self, backend: SQLiteBackend, embedder: TimedEmbedder, limit: int, logger: CountingLogger
+    ) -> None:
+        self.backend = backend
+        self.embedder = embedder
+        self.limit = limit
+        self.logger = logger
+        self.native = CountingBackend(backend)
+        hidden = dataclasses.replace(backend.capabilities, user_message_search=False)
+        self.per_conversation = CountingBackend(backend, hidden)
+        self.options = RetrievalOptions(logger=logger)
+        self.http: dict[str, tuple[CountingBackend, CountingTransport]] = {}
+
+    def add_http(self, kind: str, client: MemoryBackend, transport: CountingTransport) -> None:
+        """Measure ``kind`` turns through ``client`` (a ``HostedBackend``) too."""
+        self.http[kind] = (CountingBackend(client), transport)
+
+    async def turn(self, kind: TurnKind, user_id: str, conv_id: str, query: str) -> TurnSample:
+        """``retrieve_memories`` then ``persist_step`` (user and assistant message), timed."""
+        transport: CountingTransport | None = None
+        if kind in self.http:
+            proxy, transport = self.http[kind]
+        else:
+            proxy = self.per_conversation if kind == "per-conversation" else self.native
+        self.embedder.take()
+        runs_before = self.embedder.model_runs()
+        warnings_before = len(self.logger.messages)
+        requests_before = transport.requests if transport is not None else 0
+        proxy.start_turn(conv_id)
+        start = time.perf_counter()
+        if kind == "pre-embedded":  # on a worker thread, as the backend itself would
+            await asyncio.to_thread(self.embedder.embed_query, query)
+        hits = await retrieve_memories(
+            cast(MemoryBackend, proxy),
+            Scope(user_id=user_id, conversation_id=conv_id),
+            conv_id,
+            query,
+            limit=self.limit,
+            options=self.options,
+        )
+        retrieved = time.perf_counter()
+        await persist_step(
+            cast(MemoryBackend, proxy),
+            conv_id,
+            user_text=query,
+            assistant_text=f"Here is what I remember about that: {query}.",
+            logger=self.logger,
+        )
+        end = time.perf_counter()
+        embeds = self.embedder.take()
+        return TurnSample(
+            ms=(end - start) * 1000.0,
+            retrieve_ms=(retrieved - start) * 1000.0,
+            persist_ms=(end - retrieved) * 1000.0,
+            http_requests=None if transport is None else transport.requests - requests_before,
+            calls=list(proxy.calls),
+            hits=Counter(h.source for h in hits),
+            embed_calls=len(embeds),
+            embed_ms=sum(embeds),
+            model_runs=self.embedder.model_runs() - runs_before,
+            warnings=len(self.logger.messages) - warnings_before,
+        )
+
+    async def solo(self, user_id: str, conv_id: str, query: str) -> dict[str, float]:
+        """Each source's calls alone and in sequence (query vector cached first), in ms."""
+        b = self.backend
+        out: dict[str, float] = {}
+
+        start = time.perf_counter()
+        self.embedder.embed_query(query)  # the bare model call; caches the vector
+        out["embed_query"] = (time.perf_counter() - start) * 1000.0
+
+        start = time.perf_counter()
+        found = await b.search_entities(query, limit=MAX_LONGTERM)
+        out["long-term"] = (time.perf_counter() - start) * 1000.0
+
+        roots = [e.id for e in found.items if e.id][:DEFAULT_GRAPH_EXPANSION_LIMIT]
+        start = time.perf_counter()
+        for root in roots:
+            await b.get_entity(root)
+        out["graph"] = (time.perf_counter() - start) * 1000.0
+
+        start = time.perf_counter()
+        await b.search_messages(conv_id, query, limit=self.limit)
+        out["conversation"] = (time.perf_counter() - start) * 1000.0
+
+        start = time.perf_counter()
+        await b.search_user_messages(
+            user_id,
+            query,
+            conversation_limit=DEFAULT_CROSS_SESSION_LIMIT,
+            per_conversation_limit=CROSS_SEARCH_LIMIT,
+            exclude_conversation_id=conv_id,
+        )
+        out["cross-session"] = (time.perf_counter() - start) * 1000.0
+
+        start = time.perf_counter()
+        convs = await b.list_conversations(user_id=user_id, limit=DEFAULT_CROSS_SESSION_LIMIT + 1)
+        for other in [c.id for c in convs if c.id != conv_id][:DEFAULT_CROSS_SESSION_LIMIT]:
+            await b.search_messages(other, query, limit=CROSS_SEARCH_LIMIT)
+            await b.list_steps(other)
+        out["cross-session per-conversation"] = (time.perf_counter() - start) * 1000.0
+
+        start = time.perf_counter()
+        await b.list_steps(conv_id)
+        out["reasoning"] = (time.perf_counter() - start) * 1000.0
+        self.embedder.take()
+        return out
+
+
+def _schedule(
+    args: argparse.Namespace, rng: random.Random, http_kinds: Sequence[TurnKind]
+) -> list[TurnKind]:
+    """Every measured turn's kind, as many as the options ask, in one seeded random order."""
+    kinds: list[TurnKind] = []
+    kinds += ["native"] * args.turns
+    kinds += ["per-conversation"] * args.per_conversation_turns
+    kinds += ["pre-embedded"] * args.pre_embedded_turns
+    kinds += ["solo"] * args.solo_turns
+    for kind in http_kinds:
+        kinds += [kind] * args.http_turns
+    rng.shuffle(kinds)
+    return kinds
+
+
+async def measure(
+    args: argparse.Namespace,
+    backend: SQLiteBackend,
+    embedder: TimedEmbedder,
+    conversations: list[list[str]],
+    query_rng: random.Random,
+    seen: set[str],
+    http: dict[TurnKind, HttpTarget],
+) -> dict[str, Any]:
+    """Warm-up, then the scheduled turns; the summaries of every series and of solo runs."""
+    logger = CountingLogger()
+    measurer = Measurer(backend, embedder, args.limit, logger)
+    for kind, target in http.items():
+        measurer.add_http(kind, target.client, target.transport)
+    rng = random.Random(args.seed + 2)
+    warm_kinds: tuple[TurnKind, ...] = (
+        "native",
+        "per-conversation",
+        "pre-embedded",
+        "solo",
+        *http,
+    )
+    schedule = _schedule(args, rng, list(http))
+    queries = distinct_queries(query_rng, args.warmup + len(schedule), seen)
+
+    series = {kind: Series(kind) for kind in SERIES_LABELS}
+    solo_rows: list[dict[str, float]] = []
+    cache_before = embedder.inner.query_cache_info()
+    for i, query in enumerate(queries):
+        warm = i < args.warmup
+        kind = warm_kinds[i % len(warm_kinds)] if warm else schedule[i - args.warmup]
+        pool = http[kind].conversations if kind in http else conversations
+        conv_id, user_id = rng.choice(pool)
+        if kind == "solo":
+            row = await measurer.solo(user_id, conv_id, query)
+            if not warm:
+                solo_rows.append(row)
+            continue
+        sample = await measurer.turn(kind, user_id, conv_id, query)
+        if not warm:
+            series[kind].samples.append(sample)
+    cache_after = embedder.inner.query_cache_info()
+    return {
+        "series": {kind: s.summary() for kind, s in series.items() if s.samples},
+        "solo": solo_summary(solo_rows) if solo_rows else {},
+        "query_cache": {
+            "hits": cache_after.hits - cache_before.hits,
+            "misses": cache_after.misses - cache_before.misses,
+            "distinct_queries": len(queries),
+        },
+        "warning_examples": logger.messages[:5],
+    }

@@ -1,0 +1,104 @@
+"""One run end to end: per size, build or reuse the store, open what is measured, measure.
+
+The order matters for what the figures mean: the embedder is loaded before anything is
+timed, the store is checked against its sidecar before a turn runs, and the load average
+is taken right before and after measuring (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from backends.sqlite import SQLiteBackend
+from nams_local.embeddings import BaseEmbedder
+
+from .._common import file_size, load_average, say
+from .build import SizeSpec
+from .http_backends import http_targets
+from .instruments import TimedEmbedder
+from .kinds import NAME
+from .measure import measure
+from .store import build_store, check_unchanged, record_counts
+
+__all__ = ["Plan", "run"]
+
+#: One size to measure: its spec, its database, and the sidecar when it is reused.
+Plan = tuple[SizeSpec, Path, dict[str, Any] | None]
+
+
+async def _run_size(
+    args: argparse.Namespace,
+    spec: SizeSpec,
+    db: Path,
+    marker: dict[str, Any] | None,
+    embedder: BaseEmbedder,
+    query_rng: random.Random,
+    seen: set[str],
+) -> dict[str, Any]:
+    """Build or reuse ``db``, measure every kind of turn on it, record what the turns wrote."""
+    tag = f"[{NAME} {spec.messages}]"
+    result: dict[str, Any] = {"spec": spec.to_json(), "database": {"path": str(db)}}
+    if marker is None:
+        marker = await build_store(args, spec, db, embedder, tag)
+        result["database"]["reused"] = False
+    else:
+        say(args, f"{tag} reusing {db} (built {marker['built_at']})")
+        result["database"]["reused"] = True
+    result["database"]["built_at"] = marker["built_at"]
+    result["build"] = marker["build"]
+
+    timed = TimedEmbedder(embedder)
+    extraction: dict[str, Any] = {} if args.extraction is None else {"extraction": args.extraction}
+    backend = SQLiteBackend(db, embedder=timed, vector_index=args.vector_index, **extraction)
+    skipped: dict[str, str] = {}
+    try:
+        info = await asyncio.to_thread(backend.info)
+        check_unchanged(db, marker, info["counts"])
+        async with contextlib.AsyncExitStack() as stack:
+            http = await http_targets(
+                args, spec, backend, marker["conversations"], stack, skipped, tag
+            )
+            n_turns = (
+                args.warmup
+                + args.turns
+                + args.per_conversation_turns
+                + args.pre_embedded_turns
+                + args.solo_turns
+                + args.http_turns * len(http)
+            )
+            say(args, f"{tag} measuring {n_turns} turns ({args.warmup} warm-up)")
+            result["load_average_before_measuring"] = load_average()
+            measured = await measure(
+                args, backend, timed, marker["conversations"], query_rng, seen, http
+            )
+        record_counts(db, marker, (await asyncio.to_thread(backend.info))["counts"])
+    finally:
+        await backend.aclose()
+    result["skipped_backends"] = skipped
+    result["load_average_after_measuring"] = load_average()
+    result["database"]["bytes"] = file_size(db)
+    result["info"] = info
+    result.update(measured)
+    return result
+
+
+async def run(
+    args: argparse.Namespace, plans: list[Plan], embedder: BaseEmbedder
+) -> dict[str, Any]:
+    """Every size in ``plans``, one after another, sharing the embedder and its cache."""
+    say(args, f"[{NAME}] loading embedder {embedder.name}")
+    start = time.perf_counter()
+    embedder.embed(["warm-up: load the model before anything is timed"])
+    load_seconds = time.perf_counter() - start
+    query_rng = random.Random(args.seed + 1)
+    seen: set[str] = set()  # one set for all sizes: the embedder (and its cache) is shared
+    sizes = []
+    for spec, db, marker in plans:
+        sizes.append(await _run_size(args, spec, db, marker, embedder, query_rng, seen))
+    return {"embedder_load_seconds": load_seconds, "sizes": sizes}
