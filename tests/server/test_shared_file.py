@@ -4,6 +4,7 @@ deleted or replaced under the running server."""
 from __future__ import annotations
 
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -59,6 +60,40 @@ def test_the_server_sees_a_script_writing_the_same_file(tmp_path: Path) -> None:
             assert served_one.json()["id"] in peer.ask("graph")["nodes"]
             again = http.post("/v1/entities", json={"name": "hub", "type": "place"})
             assert again.json()["id"] == hub  # resolved against the peer's entity
+
+
+def test_two_servers_on_one_file_answer_alike(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"
+    with (
+        _serve(db, tmp_path) as one,
+        _serve(db, tmp_path) as two,
+        _client(one) as first,
+        _client(two) as second,
+    ):
+        assert second.get("/v1/entities/graph").status_code == 200  # the mirror is loaded
+        hub = first.post("/v1/entities", json={"name": "Hub", "type": "place"}).json()["id"]
+        for n in range(20):
+            made = first.post("/v1/entities", json={"name": f"Stop {n}", "type": "place"})
+            stop = made.json()["id"]
+            linked = first.post(
+                "/v1/relationships", json={"sourceId": hub, "targetId": stop, "type": "LINKS"}
+            )
+            assert linked.status_code == 201, linked.text
+            around = second.get(f"/v1/entities/{stop}/neighbourhood")
+            assert around.status_code == 200, around.text
+            assert _node_ids(around.json()) == {hub, stop}
+        # The same new name posted to both at once, many times: one entity each time.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for n in range(10):
+                body = {"name": f"Twin {n}", "type": "place"}
+                sent = [
+                    pool.submit(http.post, "/v1/entities", json=body) for http in (first, second)
+                ]
+                answers = [future.result() for future in sent]
+                assert [a.status_code for a in answers] == [201, 201]
+                assert len({a.json()["id"] for a in answers}) == 1
+        names = [e["name"] for e in second.get("/v1/entities").json()["entities"]]
+        assert len(names) == len(set(names)) == 1 + 20 + 10
 
 
 def _assert_unavailable(http: httpx.Client, conversation: str, what: str) -> None:
