@@ -7,14 +7,17 @@ process is in ``test_many_processes.py``); here the mirrors themselves are obser
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import sqlean.dbapi2 as sqlean  # the engine's library: see test_keystore_file
 
 from backends.sqlite import SQLiteBackend
 from backends.sqlite.graph import EntityGraphMirror
 from nams_local.embeddings import HashingEmbedder
+from nams_local.errors import BackendUnavailableError
 
 
 def _open(path: Path, workspace: str = "one") -> SQLiteBackend:
@@ -78,3 +81,24 @@ async def test_a_rename_and_a_merge_by_the_other_writer_show_at_once(
     # The merge handed nothing a key it already had; a new "Alexander" is a new entity.
     again = await mine.add_entity("Alexander", "person")
     assert again.reused is False
+
+
+async def test_a_writer_held_too_long_elsewhere_is_a_503_not_a_crash(tmp_path: Path) -> None:
+    """Every unit takes the write lock first and waits for another process's writer; past
+    ``busy_timeout`` (5 s) it fails as unavailable, having changed nothing."""
+    path = tmp_path / "busy.db"
+    backend = _open(path)
+    other = sqlean.connect(str(path), timeout=1, isolation_level=None)
+    try:
+        await backend.add_entity("Before", "thing")
+        other.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        with pytest.raises(BackendUnavailableError, match="locked by another process"):
+            await backend.add_entity("During", "thing")
+        assert time.monotonic() - started >= 4.5  # it did wait for the other writer
+        other.execute("ROLLBACK")
+        assert [e.name for e in await backend.list_entities()] == ["Before"]
+        assert (await backend.add_entity("After", "thing")).reused is False
+    finally:
+        other.close()
+        await backend.aclose()

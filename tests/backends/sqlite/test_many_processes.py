@@ -8,11 +8,11 @@ new name at the same time in both must create one entity (``entity_keys.py``).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from backends.sqlite import SQLiteBackend
 from nams_local.embeddings import HashingEmbedder
@@ -102,22 +102,25 @@ async def test_resolution_reuses_what_the_other_process_created(
 
 
 async def test_extracting_the_same_new_name_at_once_yields_one_entity(
-    db: Path, local: SQLiteBackend, peer: Peer
+    local: SQLiteBackend, peer: Peer
 ) -> None:
     theirs = peer.ask("conversation", user_id="u1")
     ours = (await local.create_conversation("u1")).id
     names = [f"Vel{chr(ord('a') + i)}mora" for i in range(12)]
     for name in names:
-        text = f"Last week I flew to {name} for a conference."
-        peer.send("say", conversation=theirs, text=text)  # runs while we write the same
-        await local.add_message(ours, "user", text)
+        said = f"Last week I flew to {name} for a conference."
+        peer.send("say", conversation=theirs, text=said)  # runs while we write the same
+        await local.add_message(ours, "user", said)
         assert peer.answer() is None
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT name, count(*) FROM entities WHERE merged_into_pk IS NULL "
-            "GROUP BY workspace, lower(name), lower(type)"
-        ).fetchall()
-    conn.close()
-    counts = dict(rows)
+    store = local.store  # not a second SQLite library in this process: see test_keystore_file
+    rows = store.run_sync(
+        lambda: store.conn.execute(
+            text(
+                "SELECT name, count(*) FROM entities WHERE merged_into_pk IS NULL "
+                "GROUP BY workspace, lower(name), lower(type)"
+            )
+        ).all()
+    )
+    counts = {str(name): int(n) for name, n in rows}
     assert {name: counts.get(name) for name in names} == dict.fromkeys(names, 1)
     assert counts.get("u1") == 1  # the user's own entity too
