@@ -100,16 +100,6 @@ if TYPE_CHECKING:
         ensure_memory_stored,
         named_tool,
     )
-    from .legacy_models import (
-        Fact,
-        Preference,
-        SessionInfo,
-        SessionTranscript,
-        ToolStats,
-        Trace,
-        TraceStep,
-        TraceToolCall,
-    )
     from .log import (
         MemoryLogger,
         StdlibMemoryLogger,
@@ -182,9 +172,6 @@ _EXPORTS: dict[str, str] = {
         "MergeResult Message NewMessage Observation QueryResult ReasoningStep Reflection "
         "Relationship SearchMode SearchResult StepExplanation ToolCall ToolCallStatus"
     ),
-    "legacy_models": (
-        "Fact Preference SessionInfo SessionTranscript ToolStats Trace TraceStep TraceToolCall"
-    ),
     "scope": "Scope",
     "log": "MemoryLogger StdlibMemoryLogger",
     "settings": "DEFAULT_ENDPOINT",
@@ -242,7 +229,6 @@ __all__ = [
     "ExtractionOptions",
     "ExtractionStatus",
     "ExtractionUnit",
-    "Fact",
     "FallbackInput",
     "FeedbackResult",
     "GraphEdge",
@@ -280,7 +266,6 @@ __all__ = [
     "NotSupportedError",
     "Observation",
     "OpenAIChatModel",
-    "Preference",
     "PreparedTurn",
     "QueryResult",
     "ReasoningStep",
@@ -294,8 +279,6 @@ __all__ = [
     "SearchMode",
     "SearchResult",
     "SentenceTransformerEmbedder",
-    "SessionInfo",
-    "SessionTranscript",
     "StdlibMemoryLogger",
     "StepExplanation",
     "StepOverrides",
@@ -310,11 +293,7 @@ __all__ = [
     "ToolLoop",
     "ToolResult",
     "ToolSet",
-    "ToolStats",
     "ToolsWithMcp",
-    "Trace",
-    "TraceStep",
-    "TraceToolCall",
     "__version__",
     "backend_kind",
     "build_memory_tools",

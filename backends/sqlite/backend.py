@@ -562,7 +562,8 @@ class SQLiteBackend(MemoryBackend):
 
     # -- legacy memory (bridge) --
     # Sessions, preferences, facts, task traces and tool stats (the original agent-memory
-    # concepts the hosted API lacks) live in ``legacy.py``; the TCK bridge uses them too.
+    # concepts the hosted API lacks) live in the ``legacy`` sub-package; the TCK bridge
+    # uses them too.
     @functools.cached_property
     def legacy(self) -> LegacyMemory:
         """The legacy memory API of this workspace (same store, same transaction rules)."""

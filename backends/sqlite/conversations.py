@@ -42,6 +42,7 @@ __all__ = [
     "list_messages",
     "search_messages",
     "search_user_messages",
+    "unindex_messages",
 ]
 
 c, m = s.conversations, s.messages
@@ -87,11 +88,12 @@ def list_conversations(ctx: Ctx, user_id: str | None, limit: int) -> list[Conver
 def delete_conversation(ctx: Ctx, conversation_id: str) -> None:
     row = conversation_row(ctx, conversation_id)
     pks = [pk for (pk,) in ctx.conn.execute(select(m.c.pk).where(m.c.conversation_pk == row.pk))]
-    _unindex_messages(ctx, pks)
+    unindex_messages(ctx, pks)
     ctx.conn.execute(delete(c).where(c.c.pk == row.pk))
 
 
-def _unindex_messages(ctx: Ctx, pks: Sequence[int]) -> None:
+def unindex_messages(ctx: Ctx, pks: Sequence[int]) -> None:
+    """Drop the messages' full-text and vector entries (their rows stay)."""
     if not pks:
         return
     ctx.conn.execute(text("DELETE FROM messages_fts WHERE rowid = :pk"), [{"pk": pk} for pk in pks])

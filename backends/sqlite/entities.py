@@ -8,6 +8,7 @@ entity merged into A, when A is merged into B, points at B.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Row, and_, delete, func, insert, or_, select, text, update
@@ -53,6 +54,7 @@ __all__ = [
     "merge_entities",
     "neighbourhood",
     "search_entities",
+    "unindex_entities",
     "update_entity",
 ]
 
@@ -79,7 +81,8 @@ def _index(
         ctx.vectors.entities.add(conn, [(pk, ctx.workspace, type_.casefold())], vector)
 
 
-def _unindex(ctx: Ctx, pks: list[int]) -> None:
+def unindex_entities(ctx: Ctx, pks: Sequence[int]) -> None:
+    """Drop the entities' full-text and vector entries (their rows stay)."""
     if not pks:
         return
     ctx.conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), [{"pk": pk} for pk in pks])
@@ -98,15 +101,18 @@ def add_entity(
     source_stage: str = "api",
     confidence: float = 1.0,
     candidates: bool = True,
+    resolve: bool = True,
 ) -> Entity:
     """Create the entity, or return the existing one ``name`` resolves to (``reused``).
 
     A reused entity gains the description if it had none and any new property keys;
     nothing it already holds is overwritten. A new entity lists near names of its type
     as ``merge_candidates`` (when ``candidates``). See ``resolution.py``.
+    ``resolve=False`` always creates a new entity, even when ``name`` resolves to an
+    existing one ("TechCorps" → "TechCorp"): the legacy API's exact (name, type) identity.
     """
     mirror = ctx.store.graph(ctx.workspace)
-    existing = mirror.find(name, type_)
+    existing = mirror.find(name, type_) if resolve else None
     if existing is not None:
         return _reuse(ctx, existing, description, properties)
     stamp = now()
@@ -123,12 +129,16 @@ def add_entity(
         "created_at": stamp,
         "updated_at": stamp,
     }
-    pk = entity_keys.insert_resolved(ctx.conn, values)
-    if pk is None:  # a live entity holds the key though the mirror did not resolve to it
-        held = entity_keys.holder(ctx.conn, ctx.workspace, name, type_)
-        if held is None:
-            raise RuntimeError(f"entity {name!r} conflicts with no live entity")
-        return _reuse(ctx, held, description, properties)
+    if not resolve:  # a new entity in any case; it holds the name's key only if free
+        pk = entity_keys.insert_unresolved(ctx.conn, values)
+    else:
+        found = entity_keys.insert_resolved(ctx.conn, values)
+        if found is None:  # a live entity holds the key though the mirror missed it
+            held = entity_keys.holder(ctx.conn, ctx.workspace, name, type_)
+            if held is None:
+                raise RuntimeError(f"entity {name!r} conflicts with no live entity")
+            return _reuse(ctx, held, description, properties)
+        pk = found
     id_ = str(values["id"])
     if vector is None and ctx.vectors is not None:
         # Only when a concurrent delete made a name we planned to reuse new again.
@@ -257,7 +267,7 @@ def delete_entity(ctx: Ctx, entity_id: str) -> None:
     row = entity_row(ctx, entity_id)
     aliases = [pk for (pk,) in ctx.conn.execute(select(e.c.pk).where(e.c.merged_into_pk == row.pk))]
     pks = [*aliases, row.pk]
-    _unindex(ctx, pks)
+    unindex_entities(ctx, pks)
     ctx.conn.execute(delete(e).where(e.c.pk.in_(aliases)))
     ctx.conn.execute(delete(e).where(e.c.pk == row.pk))
     ctx.store.graph(ctx.workspace).remove_node(row.id)
@@ -414,7 +424,7 @@ def merge_entities(ctx: Ctx, source_id: str, target_id: str) -> MergeResult:
     conn.execute(delete(em).where(em.c.entity_pk == source.pk))
     entity_keys.release(conn, source.pk)  # an inert entity holds no key; the target may
     entity_keys.claim(conn, target.pk, target.name, target.type)
-    _unindex(ctx, [source.pk])
+    unindex_entities(ctx, [source.pk])
     ctx.store.drop_graph(ctx.workspace)
     return MergeResult(status="merged", source_id=source.id, target_id=target.id)
 

@@ -33,6 +33,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from . import schema as s
 from .resolution import Resolution
+from .rows import insert_rows
 
 logger = logging.getLogger("nams_local.sqlite")
 
@@ -41,6 +42,7 @@ __all__ = [
     "claim",
     "holder",
     "insert_resolved",
+    "insert_unresolved",
     "migrate",
     "release",
     "resolve_key",
@@ -67,6 +69,14 @@ def insert_resolved(conn: Connection, values: dict[str, Any]) -> int | None:
     stmt = sqlite_insert(e).values(row).on_conflict_do_nothing().returning(e.c.pk)
     pk = conn.execute(stmt).scalar()
     return None if pk is None else int(pk)
+
+
+def insert_unresolved(conn: Connection, values: dict[str, Any]) -> int:
+    """Insert a new entity whatever its name resolves to (the legacy API's exact
+    identity); it holds its key only if no live entity does."""
+    (pk,) = insert_rows(conn, e, [values])
+    claim(conn, pk, values["name"], values["type"])
+    return pk
 
 
 def holder(conn: Connection, workspace: str, name: str, type_: str) -> str | None:

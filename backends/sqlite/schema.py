@@ -242,7 +242,7 @@ FTS_RANK = (
 # -- legacy memory (bridge) -----------------------------------------------------------------
 # Concepts of the original agent-memory package that the hosted API lacks: sessions named by
 # free strings, preferences, facts, task traces with numbered steps and JSON tool calls.
-# They live in the same workspaces as everything else (see ``backends/sqlite/legacy.py``).
+# They live in the same workspaces as everything else (see ``backends/sqlite/legacy/``).
 
 #: A free-form session name ↔ the conversation that holds its messages.
 sessions = Table(

@@ -3,9 +3,8 @@
 Mounted at ``/bridge`` by ``nams_local.server.create_app(bridge=...)`` (``nams-local serve
 --bridge``), or served on its own. It has no authentication — the TCK clients send none —
 so it is safe only because of how it is opened: off unless asked for, on a loopback address
-(``serve`` refuses any other), and over its **own** store (``open_bridge_backend`` in the
-wiring module ``nams_local.config``: by default a ``:memory:`` database), so
-``clear_all_data`` cannot reach real memory.
+(``serve`` refuses any other), and over its **own** store (``open_bridge_backend``: by
+default a ``:memory:`` database), so ``clear_all_data`` cannot reach real memory.
 
 Status conventions (the contract's §1.3–1.4): 200 with JSON (``null`` for a missing
 optional result), 204 for the void methods, ``{"error": ...}`` with 400 for bad input, 404
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -35,10 +34,8 @@ from nams_local.errors import (
 from nams_local.strict_json import parse_strict_json
 
 from . import long_term, platinum, reasoning, short_term  # noqa: F401  (registers methods)
+from .backend import BridgeBackend
 from .registry import METHODS, NO_CONTENT, Bridge
-
-if TYPE_CHECKING:
-    from backends.sqlite import SQLiteBackend
 
 __all__ = ["create_bridge_app"]
 
@@ -81,7 +78,7 @@ def _reply(value: Any) -> Response:
     return Response(body, status_code=200, media_type="application/json")
 
 
-def create_bridge_app(backend: SQLiteBackend) -> Starlette:
+def create_bridge_app(backend: BridgeBackend) -> Starlette:
     """The bridge over ``backend`` (the caller owns it and closes it)."""
     bridge = Bridge(backend)
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-if TYPE_CHECKING:  # the bridge runs on the SQLite engine; it is opened in ``app.py``
-    from backends.sqlite import SQLiteBackend
-    from backends.sqlite.legacy import LegacyMemory
+from .backend import BridgeBackend, LegacyApi
 
 __all__ = ["METHODS", "NO_CONTENT", "Bridge", "Method", "NoContent", "Reply", "bridge_method"]
 
@@ -36,10 +34,10 @@ Handler = Callable[["Bridge", B], Awaitable[Reply]]
 class Bridge:
     """What a handler works on: the bridge's own backend (its own store and workspace)."""
 
-    backend: SQLiteBackend
+    backend: BridgeBackend
 
     @property
-    def legacy(self) -> LegacyMemory:
+    def legacy(self) -> LegacyApi:
         return self.backend.legacy
 
     @property

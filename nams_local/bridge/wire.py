@@ -11,18 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nams_local.legacy_models import (
-    Fact,
-    Preference,
-    SessionInfo,
-    SessionTranscript,
-    ToolStats,
-    Trace,
-    TraceStep,
-    TraceToolCall,
-)
 from nams_local.models import (
     Entity,
     EntityGraph,
@@ -34,6 +24,18 @@ from nams_local.models import (
     Relationship,
     ToolCall,
 )
+
+if TYPE_CHECKING:
+    from backends.sqlite.legacy.models import (
+        Fact,
+        Preference,
+        SessionInfo,
+        SessionTranscript,
+        ToolStats,
+        Trace,
+        TraceStep,
+        TraceToolCall,
+    )
 
 __all__ = [
     "JSON",

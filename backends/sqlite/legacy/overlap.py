@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
-from .text import terms
+from ..text import terms
 
 __all__ = ["Scored", "item_words", "query_words", "rank_by_overlap", "score"]
 

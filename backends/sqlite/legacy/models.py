@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from .models import Message, NamsModel, ToolCallStatus
+from nams_local.models import Message, NamsModel, ToolCallStatus
 
 __all__ = [
     "Fact",

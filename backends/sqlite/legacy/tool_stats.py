@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from sqlalchemy import case, func, select
 
-from nams_local.legacy_models import ToolStats
 from nams_local.models import ToolCallStatus
 
-from . import schema as s
-from .store import Ctx
+from .. import schema as s
+from ..store import Ctx
+from .models import ToolStats
 
 __all__ = ["FAILED_STATUSES", "get_tool_stats"]
 

@@ -19,14 +19,14 @@ from sqlalchemy.orm import aliased
 
 from nams_local.models import Entity, Relationship
 
-from . import entities, entity_keys
-from . import schema as s
+from .. import entities
+from .. import schema as s
+from ..rows import loads, name_key, to_entity, when
+from ..search import bm25
+from ..store import Ctx, entity_text
+from ..text import match_query, scope_token
+from ..vectors import Vectors
 from .overlap import rank_by_overlap
-from .rows import insert_rows, loads, name_key, new_id, now, to_entity, when
-from .search import bm25
-from .store import Ctx, entity_text
-from .text import match_query, scope_token
-from .vectors import Vectors
 
 __all__ = [
     "entities_by_id",
@@ -101,43 +101,16 @@ def upsert_entity(
         .limit(1)
     ).first()
     if row is None:
-        return get_live_entity(ctx, _insert(ctx, name, type_, description, vector))
+        # No name resolution: ``add_entity`` would otherwise reuse an entity whose name
+        # merely *resolves* to this one ("TechCorps" → "TechCorp"), which the legacy API
+        # forbids.
+        created = entities.add_entity(
+            ctx, name, type_, description, None, vector, candidates=False, resolve=False
+        )
+        return get_live_entity(ctx, created.id)
     if description is not None and description != row.description:
         entities.update_entity(ctx, row.id, None, description, vector)
     return get_live_entity(ctx, row.id)
-
-
-def _insert(
-    ctx: Ctx, name: str, type_: str, description: str | None, vector: Vectors | None
-) -> str:
-    """A new entity row with its index entries and mirror node, and no name resolution:
-    ``entities.add_entity`` would reuse an entity whose name merely *resolves* to this one
-    ("TechCorps" → "TechCorp"), which the legacy API forbids."""
-    stamp = now()
-    entity_id = new_id()
-    (pk,) = insert_rows(
-        ctx.conn,
-        e,
-        [
-            {
-                "id": entity_id,
-                "workspace": ctx.workspace,
-                "name": name,
-                "name_key": name_key(name),
-                "type": type_,
-                "description": description,
-                "properties": "{}",
-                "confidence": 1.0,
-                "source_stage": "api",
-                "created_at": stamp,
-                "updated_at": stamp,
-            }
-        ],
-    )
-    entity_keys.claim(ctx.conn, pk, name, type_)  # unless a resolving name holds the key
-    entities._index(ctx, pk, name, type_, description, vector)
-    ctx.store.graph(ctx.workspace).add_node(entity_id, name, type_, description)
-    return entity_id
 
 
 def list_live_entities(ctx: Ctx, type_: str | None, limit: int | None) -> list[Entity]:

@@ -13,13 +13,13 @@ from typing import Any
 
 from sqlalchemy import Row, func, select, update
 
-from nams_local.legacy_models import Trace, TraceStep, TraceToolCall
 from nams_local.models import ToolCallStatus
 
-from . import schema as s
+from .. import schema as s
+from ..rows import dumps, insert_rows, loads, new_id, now, when
+from ..store import Ctx
+from .models import Trace, TraceStep, TraceToolCall
 from .overlap import rank_by_overlap
-from .rows import dumps, insert_rows, loads, new_id, now, when
-from .store import Ctx
 
 __all__ = [
     "add_step",

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from sqlalchemy import or_, select
 
-from nams_local.legacy_models import Fact
-
-from . import schema as s
-from .rows import insert_rows, new_id, now, when
-from .store import Ctx
+from .. import schema as s
+from ..rows import insert_rows, new_id, now, when
+from ..store import Ctx
+from .models import Fact
 
 __all__ = ["add_fact", "list_facts"]
 

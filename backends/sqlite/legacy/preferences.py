@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from nams_local.legacy_models import Preference
-
-from . import schema as s
+from .. import schema as s
+from ..rows import insert_rows, new_id, now, when
+from ..store import Ctx
+from .models import Preference
 from .overlap import rank_by_overlap
-from .rows import insert_rows, new_id, now, when
-from .store import Ctx
 
 __all__ = ["add_preference", "list_preferences", "search_preferences"]
 

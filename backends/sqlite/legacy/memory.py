@@ -17,16 +17,6 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from nams_local.backend import MAX_BULK_MESSAGES
 from nams_local.errors import InvalidInputError, NotFoundError
-from nams_local.legacy_models import (
-    Fact,
-    Preference,
-    SessionInfo,
-    SessionTranscript,
-    ToolStats,
-    Trace,
-    TraceStep,
-    TraceToolCall,
-)
 from nams_local.models import (
     MESSAGE_ROLES,
     Entity,
@@ -37,9 +27,19 @@ from nams_local.models import (
 )
 from nams_local.validation import check_metadata, check_tool_call
 
+from ..store import Ctx, SQLiteStore, entity_text
+from ..vectors import Vectors
 from . import exact_entities, facts, preferences, sessions, tool_stats, traces
-from .store import Ctx, SQLiteStore, entity_text
-from .vectors import Vectors
+from .models import (
+    Fact,
+    Preference,
+    SessionInfo,
+    SessionTranscript,
+    ToolStats,
+    Trace,
+    TraceStep,
+    TraceToolCall,
+)
 from .wipe import clear_workspace
 
 __all__ = ["MAX_LEGACY_LIMIT", "LegacyMemory", "strict_status"]

@@ -19,18 +19,17 @@ from typing import Any
 from sqlalchemy import Row, delete, func, insert, select, update
 
 from nams_local.errors import NotFoundError
-from nams_local.legacy_models import SessionInfo, SessionTranscript
 from nams_local.models import Message, NewMessage
 
-from . import conversations
-from . import schema as s
-from .conversations import _unindex_messages
+from .. import conversations
+from .. import schema as s
+from ..rows import dumps, loads, new_id, now, to_message, when
+from ..search import bm25
+from ..store import Ctx
+from ..text import match_query, scope_token
+from ..vectors import Vectors
+from .models import SessionInfo, SessionTranscript
 from .overlap import rank_by_overlap
-from .rows import dumps, loads, new_id, now, to_message, when
-from .search import bm25
-from .store import Ctx
-from .text import match_query, scope_token
-from .vectors import Vectors
 
 __all__ = [
     "add_session_messages",
@@ -256,7 +255,7 @@ def delete_message(ctx: Ctx, message_id: str) -> bool:
     ).first()
     if row is None:
         return False
-    _unindex_messages(ctx, [row.pk])
+    conversations.unindex_messages(ctx, [row.pk])
     ctx.conn.execute(delete(m).where(m.c.pk == row.pk))
     ctx.conn.execute(
         update(c)

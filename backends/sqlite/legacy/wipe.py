@@ -8,10 +8,12 @@ same store are untouched.
 
 from __future__ import annotations
 
-from sqlalchemy import Table, delete, select, text
+from sqlalchemy import Table, delete, select
 
-from . import schema as s
-from .store import Ctx
+from .. import schema as s
+from ..conversations import unindex_messages
+from ..entities import unindex_entities
+from ..store import Ctx
 
 __all__ = ["clear_workspace"]
 
@@ -32,14 +34,8 @@ def clear_workspace(ctx: Ctx) -> None:
     conn = ctx.conn
     message_pks = _pks(ctx, s.messages)
     entity_pks = _pks(ctx, s.entities)
-    for fts, pks in (("messages_fts", message_pks), ("entities_fts", entity_pks)):
-        if pks:
-            conn.execute(text(f"DELETE FROM {fts} WHERE rowid = :pk"), [{"pk": pk} for pk in pks])
-    if ctx.vectors is not None:
-        if message_pks:
-            ctx.vectors.messages.delete(conn, message_pks)
-        if entity_pks:
-            ctx.vectors.entities.delete(conn, entity_pks)
+    unindex_messages(ctx, message_pks)
+    unindex_entities(ctx, entity_pks)
     # Merged entities point at their target: unlink them before any entity goes.
     conn.execute(
         s.entities.update()
