@@ -159,3 +159,20 @@ async def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> N
     with pytest.raises(TypeError):
         _open(path)
     assert _dump(path) == before
+
+
+async def test_the_legacy_api_keeps_names_that_merely_resolve_alike_apart(
+    tmp_path: Path,
+) -> None:
+    backend = _open(tmp_path / "k.db")
+    try:
+        first = await backend.legacy.upsert_entity("TechCorp", "organization")
+        second = await backend.legacy.upsert_entity("TechCorps", "organization")
+        assert first.id != second.id  # exact identity: two entities, one holds the key
+        assert (await backend.add_entity("techcorp", "organization")).id == first.id
+        await backend.delete_entity(first.id)
+        # Resolution finds the other by name; the schema lets it be the only holder.
+        assert (await backend.add_entity("Tech Corp", "organization")).id == second.id
+        assert len(await backend.list_entities()) == 1
+    finally:
+        await backend.aclose()
