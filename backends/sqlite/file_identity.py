@@ -28,7 +28,8 @@ class FileIdentity:
     """The ``(device, inode)`` of a database file, checked against its path on demand."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = str(Path(path).expanduser())
+        # Absolute, as SQLite opened it: a later chdir must not look like a deleted file.
+        self.path = os.path.abspath(Path(path).expanduser())
         st = os.stat(self.path)
         self._identity = (st.st_dev, st.st_ino)
         self._failure: str | None = None

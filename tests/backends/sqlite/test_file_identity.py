@@ -92,3 +92,17 @@ async def test_a_write_is_not_committed_when_the_file_goes_during_it(tmp_path: P
     finally:
         conn.close()
     assert users == ["before"]
+
+
+async def test_a_relative_path_survives_a_change_of_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    backend = _open(Path("relative.db"))
+    try:
+        monkeypatch.chdir(tmp_path / "elsewhere")  # the file is where it was
+        conversation = (await backend.create_conversation("u1")).id
+        assert await backend.list_messages(conversation) == []
+    finally:
+        await backend.aclose()
