@@ -36,9 +36,9 @@ from ._workload import (
     ROLES,
     TOPICS,
     USER_SENTENCES,
-    _entities,
-    _fill,
-    _slots,
+    draw_slots,
+    entity_specs,
+    fill_template,
 )
 
 __all__ = [
@@ -318,7 +318,7 @@ class QualitySet:
 def _chatter(rng: random.Random, role: str, topic: str, slots: dict[str, str], n: int) -> str:
     pool = USER_SENTENCES if role == "user" else ASSISTANT_SENTENCES
     picked = rng.sample(list(pool[topic]), min(n, len(pool[topic])))
-    return " ".join(_fill(t, slots) for t in picked)
+    return " ".join(fill_template(t, slots) for t in picked)
 
 
 def _types_for(kind: FactKind, index: int) -> str:
@@ -335,7 +335,7 @@ def _user(
     text: list[list[str]] = []
     for _ in range(sessions):
         topic = rng.choice(TOPICS)
-        slots = _slots(rng)
+        slots = draw_slots(rng)
         text.append(
             [
                 _chatter(
@@ -365,15 +365,15 @@ def _user(
     def place(s: int, t: int, sentence: str, buried: bool = False) -> None:
         if buried:
             topic = rng.choice(TOPICS)
-            slots = _slots(rng)
-            around = [_fill(x, slots) for x in rng.sample(list(USER_SENTENCES[topic]), 4)]
+            slots = draw_slots(rng)
+            around = [fill_template(x, slots) for x in rng.sample(list(USER_SENTENCES[topic]), 4)]
             aside = f"Oh, and {sentence[0].lower()}{sentence[1:]}"
             text[s][t] = " ".join([*around[:2], aside, *around[2:]])
         else:
             text[s][t] = sentence
         if t + 1 < turns:  # the reply acknowledges without repeating the fact
             text[s][t + 1] = (
-                f"{rng.choice(ACKS)} {_chatter(rng, 'assistant', 'work', _slots(rng), 1)}"
+                f"{rng.choice(ACKS)} {_chatter(rng, 'assistant', 'work', draw_slots(rng), 1)}"
             )
 
     kinds = rng.sample(FACTS, min(facts, len(FACTS)))
@@ -385,30 +385,32 @@ def _user(
         states = rng.sample(kind.states, 2)
         s1, t1 = slot(not_last=qtype in ("restated", "updated"))  # room for a later one
         if qtype == "single":
-            place(s1, t1, _fill(states[0], {"v": value}))
+            place(s1, t1, fill_template(states[0], {"v": value}))
             evidence: tuple[str, ...] = (key(s1, t1),)
         elif qtype == "buried":
-            place(s1, t1, _fill(states[0], {"v": value}), buried=True)
+            place(s1, t1, fill_template(states[0], {"v": value}), buried=True)
             evidence = (key(s1, t1),)
         elif qtype == "restated":
             s2, t2 = slot(after=s1)
-            place(s1, t1, _fill(states[0], {"v": value}))
-            place(s2, t2, _fill(states[1], {"v": value}))
+            place(s1, t1, fill_template(states[0], {"v": value}))
+            place(s2, t2, fill_template(states[1], {"v": value}))
             evidence = (key(s1, t1), key(s2, t2))
         else:
             assert kind.update is not None
             s2, t2 = slot(after=s1)
-            place(s1, t1, _fill(states[0], {"v": old}))
-            place(s2, t2, _fill(kind.update, {"v": value, "old": old}))
+            place(s1, t1, fill_template(states[0], {"v": old}))
+            place(s2, t2, fill_template(kind.update, {"v": value, "old": old}))
             evidence = (key(s2, t2),)
         entity_key = f"u{index:03d}-{kind.key}"
         entities.append(
-            SetEntity(entity_key, value, kind.entity_type, _fill(kind.description, {"v": value}))
+            SetEntity(
+                entity_key, value, kind.entity_type, fill_template(kind.description, {"v": value})
+            )
         )
         questions.append(
             QualityQuestion(user_id, qtype, kind.key, kind.question, evidence, entity_key)
         )
-    for j, spec in enumerate(_entities(rng, distractors)):  # what else extraction found
+    for j, spec in enumerate(entity_specs(rng, distractors)):  # what else extraction found
         entities.append(SetEntity(f"u{index:03d}-d{j:02d}", spec.name, spec.type, spec.description))
     messages = tuple(
         SetMessage(key(s, t), "user" if t % 2 == 0 else "assistant", text[s][t], s)

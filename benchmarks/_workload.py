@@ -24,6 +24,9 @@ __all__ = [
     "chunks",
     "count_tokens",
     "distinct_queries",
+    "draw_slots",
+    "entity_specs",
+    "fill_template",
     "generate",
     "reasoning_steps",
     "relationships",
@@ -278,7 +281,7 @@ class Workload:
             yield from conv.turns
 
 
-def _slots(rng: random.Random) -> dict[str, str]:
+def draw_slots(rng: random.Random) -> dict[str, str]:
     first, second = rng.sample(FIRST_NAMES, 2)
     tool, tool2 = rng.sample(TOOLS, 2)
     return {
@@ -298,7 +301,7 @@ def _slots(rng: random.Random) -> dict[str, str]:
     }
 
 
-def _fill(template: str, slots: dict[str, str]) -> str:
+def fill_template(template: str, slots: dict[str, str]) -> str:
     return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
 
@@ -308,7 +311,7 @@ def _turn_text(rng: random.Random, sentences: Sequence[str], slots: dict[str, st
     parts: list[str] = []
     tokens = 0
     for template in rng.sample(list(sentences), len(sentences)):
-        sentence = _fill(template, slots)
+        sentence = fill_template(template, slots)
         n = count_tokens(sentence)
         if tokens >= MIN_TOKENS and tokens + n > MAX_TOKENS:
             break
@@ -321,11 +324,11 @@ def _turn_text(rng: random.Random, sentences: Sequence[str], slots: dict[str, st
 
 def _conversation(rng: random.Random, user_id: str, n_turns: int) -> ConversationSpec:
     topic = rng.choice(TOPICS)
-    slots = _slots(rng)  # a conversation keeps its cast, so its turns are about one thing
+    slots = draw_slots(rng)  # a conversation keeps its cast, so its turns are about one thing
     turns: list[Turn] = []
     for i in range(n_turns):
         if i and rng.random() < 0.15:  # drift now and then: a new person, place or tool
-            slots = {**slots, **{k: v for k, v in _slots(rng).items() if rng.random() < 0.3}}
+            slots = {**slots, **{k: v for k, v in draw_slots(rng).items() if rng.random() < 0.3}}
         if i % 2 == 0:
             turns.append(Turn("user", _turn_text(rng, USER_SENTENCES[topic], slots)))
         else:
@@ -346,7 +349,7 @@ def _entity_name(rng: random.Random, type_: str) -> str:
     return f"{rng.choice(CONCEPTS).capitalize()} for {rng.choice(TOOLS)}"
 
 
-def _entities(rng: random.Random, n: int) -> tuple[EntitySpec, ...]:
+def entity_specs(rng: random.Random, n: int) -> tuple[EntitySpec, ...]:
     """``n`` entities cycling through the types; names are unique."""
     out: list[EntitySpec] = []
     names: set[str] = set()
@@ -360,7 +363,7 @@ def _entities(rng: random.Random, n: int) -> tuple[EntitySpec, ...]:
         if name in names:  # the vocabulary ran out for this type
             name = f"{name} {i}"
         names.add(name)
-        description = _fill(rng.choice(ENTITY_DESCRIPTIONS[type_]), _slots(rng))
+        description = fill_template(rng.choice(ENTITY_DESCRIPTIONS[type_]), draw_slots(rng))
         out.append(EntitySpec(name, type_, description))
     return tuple(out)
 
@@ -392,7 +395,7 @@ def generate(
         convs.append(_conversation(rng, user_id, n_turns))
     return Workload(
         conversations=tuple(convs),
-        entities=_entities(rng, entities),
+        entities=entity_specs(rng, entities),
         users=users,
         seed=seed,
     )
@@ -408,7 +411,7 @@ def distinct_queries(rng: random.Random, n: int, seen: set[str]) -> list[str]:
     attempts = 0
     while len(out) < n:
         attempts += 1
-        query = _fill(rng.choice(QUERY_TEMPLATES), _slots(rng))
+        query = fill_template(rng.choice(QUERY_TEMPLATES), draw_slots(rng))
         if query in seen and attempts > 50 * (n + 1):  # vocabulary exhausted: disambiguate
             query = f"{query} ({len(seen)})"
         if query in seen:
@@ -491,11 +494,11 @@ def relationships(
 
 def reasoning_steps(rng: random.Random, n: int) -> tuple[StepSpec, ...]:
     """``n`` reasoning steps of one conversation, actions cycling through ``STEP_ACTIONS``."""
-    slots = _slots(rng)
+    slots = draw_slots(rng)
     out: list[StepSpec] = []
     for i in range(n):
         action = STEP_ACTIONS[i % len(STEP_ACTIONS)]
-        reasoning = _fill(rng.choice(REASONING_SENTENCES), slots)
+        reasoning = fill_template(rng.choice(REASONING_SENTENCES), slots)
         result = None if action == "direct response" else "3 memories found"
         out.append(StepSpec(reasoning, action, result))
     return tuple(out)

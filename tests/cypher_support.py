@@ -1,5 +1,6 @@
 """One small entity graph and the read queries asked of it, shared by the engine tests
-(``tests/test_cypher.py``) and the server tests (``tests/server/test_query_route.py``).
+(``tests/backends/sqlite/test_cypher.py``) and the server tests
+(``tests/server/test_query_route.py``).
 
 The graph is written through the ``MemoryBackend`` protocol, so the same builder fills the
 SQLite engine directly or through the server with the hosted client. It includes an entity

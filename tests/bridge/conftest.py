@@ -1,6 +1,6 @@
 """Fixtures of the bridge tests: the real server app with ``/bridge`` mounted over its own
-in-memory store, driven in process through ``httpx.ASGITransport`` (as the TCK drives it
-over a socket: one flat JSON body per ``POST /bridge/{method}``)."""
+in-memory store, driven in process (the root ``conftest.py``'s ``http``) as the TCK drives
+it over a socket: one flat JSON body per ``POST /bridge/{method}``."""
 
 from __future__ import annotations
 
@@ -15,32 +15,18 @@ from nams_local.server import create_app
 
 from .support import Bridge
 
-BASE_URL = "http://nams.test"
-
 
 @pytest.fixture
 async def root() -> AsyncIterator[SQLiteBackend]:
     """The server's main store (the one ``/v1`` serves), separate from the bridge's; the
-    Python-API tests use it directly."""
-    backend = SQLiteBackend(":memory:", embeddings=False)
-    try:
+    Python-API tests use it directly, with extraction on as a user's store has it."""
+    async with SQLiteBackend(":memory:", embeddings=False) as backend:
         yield backend
-    finally:
-        await backend.aclose()
 
 
 @pytest.fixture
 def app(root: SQLiteBackend) -> FastAPI:
     return create_app(root, bridge=":memory:")
-
-
-@pytest.fixture
-async def http(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as client,
-    ):
-        yield client
 
 
 @pytest.fixture

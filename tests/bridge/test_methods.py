@@ -67,6 +67,14 @@ def _list_of(check: Check, *, empty_ok: bool = False) -> Check:
     return run
 
 
+def _all(*checks: Check) -> Check:
+    def run(value: Any) -> None:
+        for check in checks:
+            check(value)
+
+    return run
+
+
 def _keys(**kinds: type | tuple[type, ...]) -> Check:
     def run(value: Any) -> None:
         assert isinstance(value, dict), value
@@ -233,6 +241,11 @@ async def _step_body(b: Bridge) -> dict[str, Any]:
     return {"step_id": await _agent_step(b)}
 
 
+def _explained(value: Any) -> None:
+    (step,) = value["steps"]
+    _explanation(step)
+
+
 CASES: dict[str, Case] = {
     # lifecycle
     "setup": Case(_no_body, _setup),
@@ -313,21 +326,16 @@ CASES: dict[str, Case] = {
     "list_steps": Case(_plus(_with_conversation), _list_of(_agent_step_shape, empty_ok=True)),
     "explain_step": Case(_step_body, _explanation),
     "get_trace_by_conversation": Case(
-        _with_conversation, lambda v: _keys(conversation_id=str, steps=list, tool_calls=list)(v)
+        _with_conversation, _keys(conversation_id=str, steps=list, tool_calls=list)
     ),
     "get_entity_provenance": Case(
-        _influenced_entity, lambda v: _keys(entity_id=str, steps=list)(v) or _explained(v)
+        _influenced_entity, _all(_keys(entity_id=str, steps=list), _explained)
     ),
     "cypher_query": Case(
         _plus(_with_entity, cypher="MATCH (n) RETURN count(n) AS total LIMIT 1", params={}),
         _cypher,
     ),
 }
-
-
-def _explained(value: Any) -> None:
-    (step,) = value["steps"]
-    _explanation(step)
 
 
 def test_the_table_covers_all_48_methods() -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import httpx
 
-from tests.server.processes import free_port, serve_process
+from tests.server.processes import serve_process
 
 
 def test_serve_bridge_answers_on_loopback_over_its_own_store(tmp_path: Path) -> None:
     db = tmp_path / "real.db"
-    args = ["--port", str(free_port()), "--db", str(db), "--no-embeddings", "--bridge"]
+    args = ["--port", "0", "--db", str(db), "--no-embeddings", "--bridge"]
     with serve_process(args, tmp_path) as served:
         assert served.banner.startswith("nams-local serving")
         with httpx.Client(base_url=f"{served.base_url}/bridge") as http:
@@ -27,7 +27,7 @@ def test_serve_bridge_answers_on_loopback_over_its_own_store(tmp_path: Path) -> 
 
 
 def test_the_bridge_is_off_by_default(tmp_path: Path) -> None:
-    args = ["--port", str(free_port()), "--db", str(tmp_path / "a.db"), "--no-embeddings"]
+    args = ["--port", "0", "--db", str(tmp_path / "a.db"), "--no-embeddings"]
     with serve_process(args, tmp_path) as served:
         response = httpx.post(f"{served.base_url}/bridge/setup", json={})
         assert response.status_code == 404
@@ -43,7 +43,7 @@ def test_the_bridge_refuses_a_non_loopback_address(tmp_path: Path) -> None:
             "--host",
             "0.0.0.0",
             "--port",
-            str(free_port()),
+            "0",
             "--db",
             str(tmp_path / "a.db"),
             "--no-embeddings",

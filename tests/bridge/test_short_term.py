@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from .support import Bridge
 
 LONG = "x" * 10_000 + "é"
 TRICKY = 'Family 👨‍👩‍👧 ❤️ tab\there\nnewline "quotes" \\back\\slash\r\n  spaced  '
-NESTED = {"n": 42, "f": 1.5, "ok": True, "no": None, "list": [1, "a", {"b": False}], "o": {}}
+NESTED: dict[str, Any] = {
+    "n": 42,
+    "f": 1.5,
+    "ok": True,
+    "no": None,
+    "list": [1, "a", {"b": False}],
+    "o": {},
+}
 
 
 async def _contents(b: Bridge, session: str, **extra: object) -> list[str]:

@@ -19,6 +19,8 @@ import pytest
 
 from nams_local.backend import MemoryBackend
 
+from ..wire.traffic import SESSION_GROUP
+
 #: The workspace ``harness.backend`` works in.
 DEFAULT_WORKSPACE = "default"
 #: The workspace ``harness.other_workspace()`` opens by default.
@@ -208,7 +210,7 @@ def hosted_factory(*, loopback: bool) -> HarnessFactory:
         id="hosted-loopback" if loopback else "hosted-asgi",
         persistent=False,
         build=build,
-        marks=() if loopback else (pytest.mark.slow,),
+        marks=(SESSION_GROUP,) if loopback else (SESSION_GROUP, pytest.mark.slow),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -28,8 +29,11 @@ SEARCH_TYPES = frozenset({"text", "vector", "hybrid"})
 
 
 async def tick() -> None:
-    """Let the clock move, so 'newest first' orderings are not decided by ties."""
-    await asyncio.sleep(0.01)
+    """Wait until the clock has moved on by a millisecond (the coarsest timestamp on the
+    wire), so 'newest first' orderings are not decided by ties."""
+    start = time.monotonic()
+    while time.monotonic() - start < 0.001:
+        await asyncio.sleep(0)
 
 
 def text_mode(backend: MemoryBackend) -> SearchMode | None:

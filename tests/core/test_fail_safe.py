@@ -13,8 +13,9 @@ import pytest
 
 from backends.sqlite import SQLiteBackend
 from nams_local.integrations import ScriptedChatModel, ScriptedReply, create_nams
+from tests.recording_logger import RecordingLogger
 
-from .conftest import Faulty, RecordingLogger
+from .wrappers import Faulty
 
 TURN_METHODS = [
     "list_conversations",

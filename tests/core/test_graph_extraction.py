@@ -12,7 +12,6 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from backends.hosted import HOSTED_CAPABILITIES, HostedBackend
@@ -33,8 +32,10 @@ from nams_local.integrations.graph_extraction import (
     RELATIONSHIP_WRITES_UNSUPPORTED,
 )
 from nams_local.server import create_app
+from tests.asgi import hosted_in_process
+from tests.recording_logger import RecordingLogger
 
-from .conftest import Faulty, RecordingLogger
+from .wrappers import Faulty
 
 ALEX_FACT = "Alex works at TechCorp in Berlin"
 ALEX_OUTPUT = {
@@ -230,15 +231,10 @@ async def hosted() -> AsyncIterator[HostedBackend]:
     """The hosted REST client → the real server app (in-process), hosted capabilities."""
     async with SQLiteBackend(":memory:", embeddings=False) as root:
         app = create_app(root)
-        async with app.router.lifespan_context(app):
-            client = HostedBackend(
-                "graph-extraction-test",
-                endpoint="http://nams-local.test/v1",
-                transport=httpx.ASGITransport(app=app),
-                capabilities=HOSTED_CAPABILITIES,
-            )
-            async with client:
-                yield client
+        async with hosted_in_process(
+            app, "graph-extraction-test", capabilities=HOSTED_CAPABILITIES
+        ) as client:
+            yield client
 
 
 async def test_on_hosted_nams_edges_are_skipped_with_one_warning(

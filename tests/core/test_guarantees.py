@@ -28,8 +28,9 @@ from nams_local.integrations import (
     named_tool,
 )
 from nams_local.integrations.guarantees import COPIED_TOOL_SET
+from tests.recording_logger import RecordingLogger
 
-from .conftest import Faulty, RecordingLogger
+from .wrappers import Faulty
 
 FORCED = named_tool("query_memory")
 

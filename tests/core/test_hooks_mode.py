@@ -20,8 +20,9 @@ from nams_local.integrations import (
     ToolLoop,
     create_nams,
 )
+from tests.recording_logger import RecordingLogger
 
-from .conftest import Faulty, RecordingLogger
+from .wrappers import Faulty
 
 USER = "alex"
 

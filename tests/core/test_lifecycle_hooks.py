@@ -9,8 +9,7 @@ import pytest
 
 from nams_local.integrations import HookEntry, HookGroup, HookInput, HookOutput, compile_hooks
 from nams_local.integrations.lifecycle import LifecycleHooks
-
-from .conftest import RecordingLogger
+from tests.recording_logger import RecordingLogger
 
 
 def _input(registry: LifecycleHooks, event: Any, **fields: Any) -> HookInput:

@@ -18,8 +18,9 @@ from nams_local.integrations import (
 )
 from nams_local.memory_block import HEADER
 from nams_local.scope import Scope
+from tests.recording_logger import RecordingLogger
 
-from .conftest import RecordingLogger, Wrapper
+from .wrappers import Wrapper
 
 WEATHER_CALL = ToolCallRequest(id="call_1", name="get_weather", arguments='{"city": "Delhi"}')
 TIME_CALL = ToolCallRequest(id="call_2", name="get_time", arguments="{}")

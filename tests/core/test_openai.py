@@ -21,8 +21,7 @@ from nams_local.integrations import (
 from nams_local.memory_block import HEADER
 from nams_local.scope import Scope
 from tests.fakes.openai_server import FakeOpenAI, Reply
-
-from .conftest import RecordingLogger
+from tests.recording_logger import RecordingLogger
 
 
 @pytest.fixture

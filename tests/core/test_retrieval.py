@@ -11,8 +11,9 @@ from backends.sqlite import SQLiteBackend
 from nams_local import Capabilities, NewMessage
 from nams_local.retrieval import MemoryHit, RetrievalOptions, retrieve_memories
 from nams_local.scope import Scope
+from tests.recording_logger import RecordingLogger
 
-from .conftest import ContainsSearch, RecordingLogger, Wrapper
+from .wrappers import ContainsSearch, Wrapper
 
 USER = Scope(user_id="alex")
 
@@ -226,7 +227,7 @@ class NoUserSearch(Wrapper):
 
     @property
     def capabilities(self) -> Capabilities:
-        return replace(self.inner.capabilities, user_message_search=False)
+        return replace(super().capabilities, user_message_search=False)
 
 
 def test_memory_hit_dict_omits_absent_score() -> None:

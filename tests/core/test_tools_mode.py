@@ -17,8 +17,9 @@ from nams_local.integrations import (
     build_memory_tools,
 )
 from nams_local.integrations.memory_tools import js_number
+from tests.recording_logger import RecordingLogger
 
-from .conftest import Faulty, RecordingLogger, Wrapper
+from .wrappers import Faulty, Wrapper
 
 QUERY_SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -93,7 +94,7 @@ class FeedbackRecorder(Wrapper):
 
     @property
     def capabilities(self) -> Capabilities:
-        return dataclasses.replace(self.inner.capabilities, entity_by_name=self.by_name)
+        return dataclasses.replace(super().capabilities, entity_by_name=self.by_name)
 
     async def entity_feedback(
         self, entity_id: str, user_score: float | None = None, confirmed: bool | None = None

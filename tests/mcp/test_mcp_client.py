@@ -18,9 +18,9 @@ from nams_local.integrations import (
     create_nams,
     ensure_memory_stored,
 )
-from tests.core.conftest import RecordingLogger
+from tests.recording_logger import RecordingLogger
 
-from .conftest import CHALLENGE, TOKEN, WeatherServer
+from .weather import CHALLENGE, TOKEN, WeatherServer
 
 SCOPE = {"user_id": "alex"}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,17 +15,9 @@ from pathlib import Path
 
 from .support import wait_until_healthy
 
-__all__ = ["ServeProcess", "free_port", "serve_process"]
+__all__ = ["ServeProcess", "serve_process"]
 
 _LISTENING = re.compile(r"serving http://127\.0\.0\.1:(\d+)/v1")
-
-
-def free_port() -> int:
-    """A port nothing listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass

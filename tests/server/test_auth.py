@@ -18,8 +18,8 @@ from fastapi import FastAPI
 from backends.sqlite import SQLiteBackend
 from nams_local.server import ApiKeyStore, create_app
 from nams_local.server.keystore import KEY_LIFETIME
+from tests.asgi import in_process
 
-from .conftest import BASE_URL
 from .support import Api, api_routes, assert_error, bearer, concrete_path
 
 CONFIGURED_A = "key-alpha-0123456789"
@@ -30,10 +30,7 @@ CONFIGURED_B = "key-bravo-0123456789"
 async def keyed_client(root: SQLiteBackend) -> AsyncIterator[httpx.AsyncClient]:
     """An app that accepts only two configured keys (and keys minted through the API)."""
     app = create_app(root, api_keys=[CONFIGURED_A, CONFIGURED_B, "key-shared-one=team"])
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http,
-    ):
+    async with in_process(app) as http:
         yield http
 
 
@@ -57,11 +54,11 @@ BAD_CREDENTIALS = [
 
 @pytest.mark.parametrize("headers", BAD_CREDENTIALS)
 async def test_unauthenticated_requests_get_401_on_every_route(
-    app: FastAPI, client: httpx.AsyncClient, headers: dict[str, str]
+    app: FastAPI, http: httpx.AsyncClient, headers: dict[str, str]
 ) -> None:
     for route in api_routes(app):
         kwargs: dict[str, Any] = {"json": {"anything": 1}} if route.has_body else {}
-        response = await client.request(
+        response = await http.request(
             route.method, concrete_path(route.path), headers=headers, **kwargs
         )
         assert_error(response, 401)
@@ -80,28 +77,28 @@ async def test_wrong_key_gets_401_on_every_route_when_keys_are_configured(
             assert assert_error(response, 401) == "invalid API key", (route, token)
 
 
-async def test_auth_is_checked_before_the_body_is_parsed(client: httpx.AsyncClient) -> None:
-    response = await client.post(
+async def test_auth_is_checked_before_the_body_is_parsed(http: httpx.AsyncClient) -> None:
+    response = await http.post(
         "/v1/conversations", content=b"{not json", headers={"content-type": "application/json"}
     )
     assert_error(response, 401)
 
 
 async def test_token_is_accepted_with_or_without_the_bearer_prefix(
-    client: httpx.AsyncClient,
+    http: httpx.AsyncClient,
 ) -> None:
-    created = await client.post("/v1/conversations", json={}, headers=bearer("tok-1"))
+    created = await http.post("/v1/conversations", json={}, headers=bearer("tok-1"))
     assert created.status_code == 201
     for header in ("tok-1", "bearer tok-1", "BEARER   tok-1  "):
-        listed = await client.get("/v1/conversations", headers={"Authorization": header})
+        listed = await http.get("/v1/conversations", headers={"Authorization": header})
         assert listed.status_code == 200, header
         assert [c["id"] for c in listed.json()["conversations"]] == [created.json()["id"]]
 
 
-async def test_healthz_and_openapi_need_no_credentials(client: httpx.AsyncClient) -> None:
-    health = await client.get("/healthz")
+async def test_healthz_and_openapi_need_no_credentials(http: httpx.AsyncClient) -> None:
+    health = await http.get("/healthz")
     assert health.status_code == 200 and health.json()["status"] == "ok"
-    assert (await client.get("/openapi.json")).status_code == 200
+    assert (await http.get("/openapi.json")).status_code == 200
 
 
 async def _populate(api: Api) -> dict[str, str]:
@@ -232,11 +229,11 @@ async def _assert_isolated(victim: Api, intruder: Api) -> None:
 
 
 async def test_two_tokens_in_open_mode_are_isolated_tenants(
-    alice: Api, bob: Api, client: httpx.AsyncClient
+    alice: Api, bob: Api, http: httpx.AsyncClient
 ) -> None:
     await _assert_isolated(alice, bob)
     # The other way round, with a fresh pair (a populated intruder would see its own data).
-    await _assert_isolated(Api(client, "dave-token"), Api(client, "carol-token"))
+    await _assert_isolated(Api(http, "dave-token"), Api(http, "carol-token"))
 
 
 async def test_two_configured_keys_are_isolated_tenants(keyed_client: httpx.AsyncClient) -> None:
@@ -257,10 +254,10 @@ async def test_key_with_a_named_workspace_opens_that_workspace(
 
 
 async def test_workspace_header_selects_a_workspace_of_the_same_owner(
-    alice: Api, bob: Api, client: httpx.AsyncClient
+    alice: Api, bob: Api, http: httpx.AsyncClient
 ) -> None:
-    alice_w1 = Api(client, alice.token, workspace="w1")
-    bob_w1 = Api(client, bob.token, workspace="w1")
+    alice_w1 = Api(http, alice.token, workspace="w1")
+    bob_w1 = Api(http, bob.token, workspace="w1")
     in_w1 = await alice_w1.ok("POST", "/v1/conversations", 201, json={})
     assert in_w1["workspaceId"] == "w1"
     default = await alice.ok("POST", "/v1/conversations", 201, json={})
@@ -275,22 +272,20 @@ async def test_workspace_header_selects_a_workspace_of_the_same_owner(
     assert (await bob_w1.ok("GET", "/v1/conversations"))["conversations"] == []
     assert_error(await bob_w1.get(f"/v1/conversations/{in_w1['id']}"), 404)
     # Sending back the workspaceId the server reported lands in the same workspace.
-    echo = Api(client, alice.token, workspace=default["workspaceId"])
+    echo = Api(http, alice.token, workspace=default["workspaceId"])
     assert [c["id"] for c in (await echo.ok("GET", "/v1/conversations"))["conversations"]] == [
         default["id"]
     ]
 
 
 @pytest.mark.parametrize("value", ["x" * 201, "tab\there", "nul\x00"])
-async def test_unusable_workspace_header_is_400(client: httpx.AsyncClient, value: str) -> None:
-    request = client.build_request("GET", "/v1/conversations", headers=bearer("t"))
+async def test_unusable_workspace_header_is_400(http: httpx.AsyncClient, value: str) -> None:
+    request = http.build_request("GET", "/v1/conversations", headers=bearer("t"))
     request.headers["X-Workspace-Id"] = value
-    assert_error(await client.send(request), 400)
+    assert_error(await http.send(request), 400)
 
 
-async def test_api_key_lifecycle_end_to_end(
-    alice: Api, bob: Api, client: httpx.AsyncClient
-) -> None:
+async def test_api_key_lifecycle_end_to_end(alice: Api, bob: Api, http: httpx.AsyncClient) -> None:
     conv = await alice.ok("POST", "/v1/conversations", 201, json={"userId": "alice"})
     created = await alice.ok(
         "POST", "/v1/auth/api-keys", 201, json={"label": "ci", "scopes": ["memory"]}
@@ -300,7 +295,7 @@ async def test_api_key_lifecycle_end_to_end(
     assert created["label"] == "ci"
 
     # The minted key authenticates and opens its creator's workspace.
-    minted = Api(client, raw)
+    minted = Api(http, raw)
     listed = await minted.ok("GET", "/v1/conversations")
     assert [c["id"] for c in listed["conversations"]] == [conv["id"]]
 
@@ -332,7 +327,7 @@ async def test_api_key_lifecycle_end_to_end(
     rotated = await alice.ok("POST", f"/v1/auth/api-keys/{created['id']}/rotate")
     assert rotated["label"] == "ci" and rotated["key"] != raw and rotated["id"] != created["id"]
     assert_error(await minted.get("/v1/conversations"), 401)
-    fresh = Api(client, rotated["key"])
+    fresh = Api(http, rotated["key"])
     assert [c["id"] for c in (await fresh.ok("GET", "/v1/conversations"))["conversations"]] == [
         conv["id"]
     ]
@@ -377,10 +372,7 @@ async def test_minted_keys_expire_after_90_days(root: SQLiteBackend) -> None:
     now = [datetime(2026, 1, 1, tzinfo=UTC)]
     keys = ApiKeyStore(":memory:", clock=lambda: now[0])
     app = create_app(root, key_store=keys)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http,
-    ):
+    async with in_process(app) as http:
         owner = Api(http, "owner")
         created = await owner.ok("POST", "/v1/auth/api-keys", 201, json={"label": "short"})
         minted = Api(http, created["key"])
@@ -402,20 +394,14 @@ async def test_minted_keys_persist_in_the_database_file(tmp_path: Path) -> None:
         return create_app(backend, db=db), backend
 
     app, backend = await open_app()
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http,
-    ):
+    async with in_process(app) as http:
         owner = Api(http, token)
         conv = await owner.ok("POST", "/v1/conversations", 201, json={})
         created = await owner.ok("POST", "/v1/auth/api-keys", 201, json={"label": "keep"})
     await backend.aclose()
 
     app, backend = await open_app()
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http,
-    ):
+    async with in_process(app) as http:
         minted = Api(http, created["key"])
         listed = await minted.ok("GET", "/v1/conversations")
         assert [c["id"] for c in listed["conversations"]] == [conv["id"]]

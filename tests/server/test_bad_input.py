@@ -10,8 +10,8 @@ from fastapi import FastAPI
 
 from backends.sqlite import SQLiteBackend
 from nams_local.server import create_app
+from tests.asgi import in_process
 
-from .conftest import BASE_URL
 from .support import UNKNOWN_ID, Api, assert_error, bearer
 
 
@@ -332,10 +332,7 @@ async def test_unknown_routes_404_and_wrong_methods_405(alice: Api) -> None:
 @pytest.mark.parametrize("limit", [100, 1000])
 async def test_body_limit_is_configurable(root: SQLiteBackend, limit: int) -> None:
     app = create_app(root, max_body_bytes=limit)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http,
-    ):
+    async with in_process(app) as http:
         api = Api(http, "limited")
         conv = await _conversation(api)
         fits = {"role": "user", "content": "x" * (limit - 60)}
@@ -356,8 +353,8 @@ async def test_body_limit_is_configurable(root: SQLiteBackend, limit: int) -> No
         assert len(await _messages(api, conv)) == 1
 
 
-async def test_default_body_limit_is_one_mebibyte(app: FastAPI, client: httpx.AsyncClient) -> None:
-    api = Api(client, "big")
+async def test_default_body_limit_is_one_mebibyte(app: FastAPI, http: httpx.AsyncClient) -> None:
+    api = Api(http, "big")
     conv = await _conversation(api)
     big = {"role": "user", "content": "x" * (1024 * 1024)}
     message = assert_error(await api.post(f"/v1/conversations/{conv}/messages", json=big), 413)
@@ -378,7 +375,7 @@ async def test_conversation_metadata_must_map_strings_to_strings(alice: Api) -> 
     assert (await alice.ok("GET", "/v1/conversations"))["conversations"] == []
 
 
-async def test_steps_without_conversation_id_are_400(client: httpx.AsyncClient) -> None:
+async def test_steps_without_conversation_id_are_400(http: httpx.AsyncClient) -> None:
     for query in ("", "?conversation_id=", "?conversation_id=%20"):
-        response = await client.get("/v1/reasoning/steps" + query, headers=bearer("t"))
+        response = await http.get("/v1/reasoning/steps" + query, headers=bearer("t"))
         assert "conversation_id" in assert_error(response, 400)

@@ -13,19 +13,16 @@ from fastapi import FastAPI
 
 from backends.hosted import HostedBackend
 from nams_local.errors import InvalidInputError
+from tests.asgi import asgi_hosted
+from tests.cypher_support import BOBBY, READS, WRITES, Read, build_graph
 
-from ..cypher_support import BOBBY, READS, WRITES, Read, build_graph
-from .conftest import BASE_URL
 from .support import Api, assert_error
 
 
 @pytest.fixture
 async def hosted(app: FastAPI, alice: Api) -> AsyncIterator[HostedBackend]:
     """The hosted client as Alice, in process (``alice`` keeps the app's lifespan open)."""
-    transport = httpx.ASGITransport(app=app)
-    async with HostedBackend(
-        alice.token, endpoint=f"{BASE_URL}/v1", transport=transport, max_retries=0
-    ) as backend:
+    async with asgi_hosted(app, alice.token, max_retries=0) as backend:
         await backend.probe_capabilities()
         yield backend
 

@@ -17,8 +17,8 @@ from backends.sqlite import SQLiteBackend
 from nams_local import HashingEmbedder
 from nams_local.models import ConversationSearchHits, Entity, EntityGraph, Relationship
 from nams_local.server import create_app
+from tests.asgi import in_process
 
-from .conftest import BASE_URL
 from .support import Api, api_routes, assert_error
 
 
@@ -256,10 +256,7 @@ async def test_reasoning_round_trip(alice: Api) -> None:
 async def vector_client() -> AsyncIterator[httpx.AsyncClient]:
     root = SQLiteBackend(":memory:", embedder=HashingEmbedder(), vector_index="numpy")
     app = create_app(root)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http,
-    ):
+    async with in_process(app) as http:
         yield http
     await root.aclose()
 

@@ -14,22 +14,22 @@ from fastapi import FastAPI
 from backends.sqlite import SQLiteBackend
 from nams_local.server import create_app
 from nams_local.server.serve import bind
+from tests.asgi import BASE_URL, in_process
 
-from .conftest import BASE_URL
 from .support import Api, assert_error, bearer, live_server
 
 SECRET = "very-secret-token-123"
 
 
 async def test_access_log_has_one_line_per_request_and_never_the_token(
-    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="nams_local.server")
-    api = Api(client, SECRET)
+    api = Api(http, SECRET)
     conv = await api.ok("POST", "/v1/conversations", 201, json={"userId": SECRET})
     assert_error(await api.get("/v1/conversations/nope"), 404)
-    assert_error(await client.get("/v1/conversations"), 401)
-    await client.get("/healthz")
+    assert_error(await http.get("/v1/conversations"), 401)
+    await http.get("/healthz")
     records = [r for r in caplog.records if r.name == "nams_local.server"]
     assert [(r.http_method, r.http_path, r.http_status) for r in records] == [  # type: ignore[attr-defined]
         ("POST", "/v1/conversations", 201),
@@ -51,10 +51,7 @@ async def test_shutdown_closes_the_engine_the_app_opened(tmp_path: Path) -> None
     app = create_app(db=tmp_path / "owned.db", embeddings=False)
     root = app.state.nams.pool.root
     assert isinstance(root, SQLiteBackend)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http,
-    ):
+    async with in_process(app) as http:
         assert (await http.post("/v1/conversations", headers=bearer("t"))).status_code == 201
         assert not root.store.closed
     assert root.store.closed
@@ -68,9 +65,9 @@ async def test_shutdown_leaves_a_caller_owned_engine_open(root: SQLiteBackend) -
     assert await root.list_conversations() == []
 
 
-async def test_a_closed_store_answers_503(root: SQLiteBackend, client: httpx.AsyncClient) -> None:
+async def test_a_closed_store_answers_503(root: SQLiteBackend, http: httpx.AsyncClient) -> None:
     await root.aclose()
-    message = assert_error(await client.get("/v1/conversations", headers=bearer("t")), 503)
+    message = assert_error(await http.get("/v1/conversations", headers=bearer("t")), 503)
     assert "closed" in message
 
 

@@ -58,6 +58,18 @@ def _settings(served: ServeProcess, key: str = KEY) -> MemorySettings:
     return MemorySettings(backend="nams", nams=nams)
 
 
+async def _refused(settings: MemorySettings) -> AuthenticationError:
+    """Connecting is refused; the client is closed all the same (the SDK leaves its HTTP
+    session open when its connect-time auth probe fails)."""
+    client = MemoryClient(settings)
+    try:
+        with pytest.raises(AuthenticationError) as refused:
+            await client.connect()
+    finally:
+        await client.close()
+    return refused.value
+
+
 @pytest.fixture
 async def sdk(served: ServeProcess) -> AsyncIterator[MemoryClient]:
     async with MemoryClient(_settings(served)) as client:
@@ -276,21 +288,15 @@ async def test_api_key_management(sdk: MemoryClient, served: ServeProcess) -> No
 
     rotated = await auth.rotate_api_key(created.id)
     assert rotated.key and rotated.key != created.key
-    with pytest.raises(AuthenticationError):
-        async with MemoryClient(_settings(served, created.key)):
-            pass
+    await _refused(_settings(served, created.key))
     async with MemoryClient(_settings(served, rotated.key)) as fresh:
         assert [
             c.id for c in await fresh.short_term.list_conversations(user_identifier="key-user")
         ] == [conv.id]
     await auth.revoke_api_key(rotated.id)
-    with pytest.raises(AuthenticationError):
-        async with MemoryClient(_settings(served, rotated.key)):
-            pass
+    await _refused(_settings(served, rotated.key))
 
 
 async def test_wrong_key_fails_at_connect(served: ServeProcess) -> None:
-    with pytest.raises(AuthenticationError) as refused:
-        async with MemoryClient(_settings(served, "nams_wrong")):
-            pass
-    assert "401" in str(refused.value)
+    refused = await _refused(_settings(served, "nams_wrong"))
+    assert "401" in str(refused)

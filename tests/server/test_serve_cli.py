@@ -14,8 +14,9 @@ import pytest
 from backends.sqlite import SQLiteBackend
 from nams_local.cli import _parser
 from nams_local.server.auth import derived_workspace
+from tests.ports import free_port
 
-from .processes import free_port, serve_process
+from .processes import serve_process
 from .support import bearer
 
 

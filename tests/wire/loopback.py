@@ -29,20 +29,19 @@ class LoopbackServer:
         from nams_local.server import create_app
 
         self.root = SQLiteBackend(":memory:", embeddings=embeddings)
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port: int = sock.getsockname()[1]
+        # The server takes this socket already bound (to a port the OS picked), so no other
+        # test or worker can take the port between choosing it and listening on it.
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self.port: int = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            create_app(self.root),
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
+            create_app(self.root), log_level="warning", access_log=False, lifespan="on"
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
 
     def start(self) -> None:
         """Start serving and return once ``GET /healthz`` answers 200."""
@@ -66,6 +65,7 @@ class LoopbackServer:
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
+        self._sock.close()
         # At interpreter exit the engine's worker thread may already be gone (executors
         # shut down before atexit runs); an in-memory database then needs no closing.
         with contextlib.suppress(RuntimeError):

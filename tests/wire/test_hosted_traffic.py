@@ -26,6 +26,7 @@ from nams_local.server import create_app
 
 from .openapi_spec import OpenApiSpec
 from .traffic import (
+    SESSION_GROUP,
     SESSION_LOG,
     TRAFFIC_FILE_ENV,
     Exchange,
@@ -106,6 +107,7 @@ def contract_traffic(tmp_path: Path) -> list[Exchange]:
     return log.exchanges
 
 
+@SESSION_GROUP
 def test_contract_traffic_fits_the_spec(spec: OpenApiSpec, tmp_path: Path) -> None:
     exchanges = contract_traffic(tmp_path)
 

@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from .openapi_spec import OpenApiSpec
 
 __all__ = [
     "EXTENSION_ROUTES",
+    "SESSION_GROUP",
     "SESSION_LOG",
     "TRAFFIC_FILE_ENV",
     "Exchange",
@@ -86,6 +88,12 @@ class TrafficLog:
 
 #: Filled by the hosted contract harnesses.
 SESSION_LOG = TrafficLog()
+
+#: Under ``pytest -n`` each worker has its own ``SESSION_LOG``: the hosted contract tests
+#: and the test that checks their traffic carry this ``xdist_group`` mark, so that
+#: ``--dist loadgroup`` (set in ``addopts``) runs them all on one worker, in collection
+#: order (the contract suite first).
+SESSION_GROUP = pytest.mark.xdist_group("hosted-contract-traffic")
 
 
 def _json(raw: bytes) -> Any:

@@ -3,21 +3,13 @@ strings (snake_case), JSON bodies (camelCase, no null keys), paths."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from backends.hosted import HostedBackend
 from nams_local import __version__
 from nams_local.models import NewMessage
 
-from .wire.scripted_server import Reply, ScriptedServer, scripted_server
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with scripted_server() as running:
-        yield running
+from .scripted_server import Reply, ScriptedServer
 
 
 def client(server: ScriptedServer, **options: str | None) -> HostedBackend:

@@ -1,4 +1,4 @@
-"""Shared pieces for the core tests: a recording logger and backend wrappers.
+"""Backend wrappers for the core tests.
 
 The wrappers sit around the real SQLite engine. ``ContainsSearch`` gives it the search
 semantics hosted NAMS documents for workspaces without embeddings (a literal, case-
@@ -11,28 +11,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable
 from typing import Any
 
-import pytest
-
-from backends.sqlite import SQLiteBackend
 from nams_local import Capabilities, Entity, Message, SearchResult
-
-
-class RecordingLogger:
-    def __init__(self) -> None:
-        self.records: list[tuple[str, str, BaseException | None]] = []
-
-    def warn(self, message: str, error: BaseException | None = None) -> None:
-        self.records.append(("warn", message, error))
-
-    def error(self, message: str, error: BaseException | None = None) -> None:
-        self.records.append(("error", message, error))
-
-    @property
-    def warnings(self) -> list[str]:
-        return [m for level, m, _ in self.records if level == "warn"]
 
 
 class Wrapper:
@@ -65,7 +47,7 @@ class ContainsSearch(Wrapper):
     @property
     def capabilities(self) -> Capabilities:
         return dataclasses.replace(
-            self.inner.capabilities, user_message_search=False, vector_search=False
+            super().capabilities, user_message_search=False, vector_search=False
         )
 
     async def search_messages(
@@ -99,24 +81,18 @@ class Faulty(Wrapper):
         if fault is None:
             return super().__getattr__(name)
 
-        async def broken(*args: Any, **kwargs: Any) -> Any:
-            self.calls[name] += 1
+        async def fail() -> Any:
             if fault == "raise":
                 raise ConnectionError(f"{name} exploded")
             if fault == "timeout":
                 await asyncio.Event().wait()  # never set: only the caller's timeout ends it
             return {"garbage": True}
 
+        def broken(*args: Any, **kwargs: Any) -> Awaitable[Any]:
+            # Counted when called, not when the coroutine first runs: on a loaded machine
+            # the caller's timeout can cancel it before it starts, and the call still
+            # happened (and was logged as failed).
+            self.calls[name] += 1
+            return fail()
+
         return broken
-
-
-@pytest.fixture
-async def engine() -> AsyncIterator[SQLiteBackend]:
-    # Extraction off: these tests count exact hits of what they wrote themselves.
-    async with SQLiteBackend(":memory:", embeddings=False, extraction="off") as backend:
-        yield backend
-
-
-@pytest.fixture
-def logger() -> RecordingLogger:
-    return RecordingLogger()

@@ -136,7 +136,7 @@ async def test_environment_alone_points_the_same_code_at_a_server(
     clean_env: pytest.MonkeyPatch,
 ) -> None:
     """``nams-local serve`` stands in for hosted NAMS: only the environment changes."""
-    from .wire.loopback import loopback_server
+    from tests.wire.loopback import loopback_server
 
     clean_env.setenv("NAMS_BACKEND", "hosted")
     clean_env.setenv("MEMORY_API_KEY", "nams_open_backend_test")

@@ -12,6 +12,7 @@ import pytest
 
 from backends.sqlite import SQLiteBackend
 from nams_local import HashingEmbedder, NewMessage, NotSupportedError, default_embedder
+from nams_local.models import SearchMode
 from tests.data.unrelated_chat import UNRELATED_CHAT
 
 FACT = "User is from Delhi."
@@ -27,7 +28,7 @@ async def _fill(backend: SQLiteBackend, lines: list[str], user: str = "u1") -> s
 
 
 @pytest.mark.parametrize("mode", ["vector", None])
-async def test_meaning_alone_finds_where_the_user_lives(mode: str | None) -> None:
+async def test_meaning_alone_finds_where_the_user_lives(mode: SearchMode | None) -> None:
     lines = [*UNRELATED_CHAT[:137], FACT, *UNRELATED_CHAT[137:]]
     async with SQLiteBackend(":memory:", embedder=default_embedder()) as backend:
         conv = await _fill(backend, lines)
@@ -88,7 +89,7 @@ async def test_scores_are_in_unit_range_and_sorted() -> None:
             scores = [m.score for m in result.items]
             assert scores, mode
             assert all(s is not None and 0.0 <= s <= 1.0 for s in scores), mode
-            assert scores == sorted(scores, reverse=True), mode
+            assert scores == sorted((s or 0.0 for s in scores), reverse=True), mode
 
 
 async def test_a_driver_that_cannot_load_extensions_falls_back_to_numpy() -> None:

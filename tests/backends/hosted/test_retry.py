@@ -7,10 +7,8 @@ failures, with growing waits; a POST only when it provably never reached the ser
 from __future__ import annotations
 
 import itertools
-import socket
 import threading
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -19,16 +17,10 @@ from backends.hosted import HostedBackend
 from backends.hosted.retry import JITTER, RetryPolicy, parse_retry_after
 from nams_local.errors import BackendUnavailableError, NotFoundError
 
-from .wire.scripted_server import Reply, ScriptedServer, scripted_server
+from .scripted_server import Reply, ScriptedServer
 
 CONVERSATION = {"id": "c1", "userId": "u", "metadata": {}, "workspaceId": "w"}
 BASE = 0.3  # backoff_base of the timing test (seconds)
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with scripted_server() as running:
-        yield running
 
 
 def client(url: str, **options: object) -> HostedBackend:
@@ -181,14 +173,6 @@ async def test_plain_delete_404_is_not_found(server: ScriptedServer) -> None:
             await backend.delete_conversation("c1")
 
 
-def free_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 class CountingTransport(httpx.AsyncBaseTransport):
     """A real network transport that counts the attempts made through it."""
 
@@ -204,10 +188,10 @@ class CountingTransport(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-async def test_post_connect_error_is_retried_then_unavailable() -> None:
+async def test_post_connect_error_is_retried_then_unavailable(closed_port: int) -> None:
     transport = CountingTransport()
     backend = client(
-        f"http://127.0.0.1:{free_port()}", max_retries=2, backoff_base=0.1, transport=transport
+        f"http://127.0.0.1:{closed_port}", max_retries=2, backoff_base=0.1, transport=transport
     )
 
     started = time.monotonic()

@@ -10,7 +10,7 @@ from benchmarks._quality_data import QUESTION_TYPES, generate_quality
 from benchmarks._report import replace_section
 from benchmarks.quality import load_locomo, main, recall
 
-FIXTURE = Path(__file__).parent / "data" / "locomo_tiny.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "locomo_tiny.json"
 TINY = [
     "--users", "4",
     "--sessions", "3",

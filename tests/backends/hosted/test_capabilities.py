@@ -7,7 +7,7 @@ without any request beyond the one-time probe.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -17,7 +17,7 @@ from nams_local.backend import Capabilities
 from nams_local.errors import AuthenticationError, BackendUnavailableError, NotSupportedError
 from nams_local.models import NewMessage
 
-from .wire.scripted_server import Reply, ScriptedServer, scripted_server
+from .scripted_server import Reply, ScriptedServer
 
 ALL_ON = {
     "relationshipWrites": True,
@@ -28,12 +28,6 @@ ALL_ON = {
     "cypherQuery": True,
     "searchModes": True,
 }
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with scripted_server() as running:
-        yield running
 
 
 def client(server: ScriptedServer) -> HostedBackend:

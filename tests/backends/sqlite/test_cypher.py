@@ -10,8 +10,7 @@ import pytest
 from backends.sqlite import SQLiteBackend
 from backends.sqlite.cypher_text import label_key
 from nams_local.errors import InvalidInputError
-
-from .cypher_support import BOBBY, READS, WRITES, Read, build_graph
+from tests.cypher_support import BOBBY, READS, WRITES, Read, build_graph
 
 
 @pytest.fixture

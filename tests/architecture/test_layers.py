@@ -20,7 +20,7 @@ import pytest
 
 import nams_local
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = ROOT / "pyproject.toml"
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 #: The types layer: all that the hosted client may load from ``nams_local``.

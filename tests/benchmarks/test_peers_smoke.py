@@ -47,7 +47,7 @@ def test_an_unknown_system_is_refused(tmp_path: Path) -> None:
         [sys.executable, "-m", "benchmarks", "peers", "--systems", "nams-local,letta"],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
         timeout=60,
     )
     assert proc.returncode == 2

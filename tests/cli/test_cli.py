@@ -12,8 +12,9 @@ import pytest
 from nams_local.cli import main
 
 
-def _run(*args: str, env_db: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "NAMS_LOCAL_DB": env_db or ":memory:", "HOME": "/tmp"}
+def _run(home: Path, *args: str, env_db: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``nams-local <args>`` with a home of its own (parallel tests never share one)."""
+    env = {"PATH": "/usr/bin:/bin", "NAMS_LOCAL_DB": env_db or ":memory:", "HOME": str(home)}
     return subprocess.run(
         [sys.executable, "-m", "nams_local.cli", *args],
         capture_output=True,
@@ -26,7 +27,7 @@ def _run(*args: str, env_db: str | None = None) -> subprocess.CompletedProcess[s
 
 def test_demo_runs_end_to_end_and_leaves_data_that_info_counts(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
-    demo = _run("demo", "--db", str(db))
+    demo = _run(tmp_path, "demo", "--db", str(db))
     assert demo.returncode == 0, demo.stderr
     out = demo.stdout
     assert "-> vector" in out and "-> text" in out and "-> hybrid" in out
@@ -40,7 +41,7 @@ def test_demo_runs_end_to_end_and_leaves_data_that_info_counts(tmp_path: Path) -
     assert "[long-term] Alex" not in prompt  # the chat demo has a workspace of its own
     assert "clean text only: True" in out
     assert "User is from Delhi" in out.split("mode=vector")[1].splitlines()[1]
-    info = _run("info", "--json", env_db=str(db))
+    info = _run(tmp_path, "info", "--json", env_db=str(db))
     assert info.returncode == 0, info.stderr
     facts = json.loads(info.stdout)
     assert facts["backend"] == "sqlite"
@@ -64,7 +65,7 @@ def test_demo_text_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_info_reports_text_only_store(tmp_path: Path) -> None:
-    info = _run("info", "--no-embeddings", "--db", str(tmp_path / "x.db"))
+    info = _run(tmp_path, "info", "--no-embeddings", "--db", str(tmp_path / "x.db"))
     assert info.returncode == 0, info.stderr
     assert "off (text search only)" in info.stdout
     assert "sqlean" in info.stdout

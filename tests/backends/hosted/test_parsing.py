@@ -3,7 +3,6 @@ shapes (history, graph, provenance, extraction status) degrade to defaults, neve
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -12,13 +11,7 @@ from backends.hosted import HostedBackend
 from backends.hosted.parse import lenient
 from nams_local.models import Message, ToolCallStatus
 
-from .wire.scripted_server import Reply, ScriptedServer, scripted_server
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with scripted_server() as running:
-        yield running
+from .scripted_server import Reply, ScriptedServer
 
 
 def client(server: ScriptedServer) -> HostedBackend:

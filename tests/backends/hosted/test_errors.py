@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from backends.hosted import HostedBackend
@@ -17,13 +15,7 @@ from nams_local.errors import (
     NotSupportedError,
 )
 
-from .wire.scripted_server import Reply, ScriptedServer, scripted_server
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with scripted_server() as running:
-        yield running
+from .scripted_server import Reply, ScriptedServer
 
 
 def client(server: ScriptedServer) -> HostedBackend:
@@ -117,10 +109,8 @@ async def test_non_json_success_is_unavailable(server: ScriptedServer) -> None:
             await backend.get_entity("e1")
 
 
-async def test_unreachable_server_is_unavailable() -> None:
-    from .test_hosted_retry import free_port
-
-    backend = HostedBackend("k", endpoint=f"http://127.0.0.1:{free_port()}/v1", max_retries=0)
+async def test_unreachable_server_is_unavailable(closed_port: int) -> None:
+    backend = HostedBackend("k", endpoint=f"http://127.0.0.1:{closed_port}/v1", max_retries=0)
     async with backend:
         with pytest.raises(BackendUnavailableError, match="ConnectError"):
             await backend.list_entities()
