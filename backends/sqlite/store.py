@@ -24,8 +24,11 @@ from sqlalchemy import Connection, Engine, Row, Table, func, insert, select, tex
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
+from . import entity_keys
 from . import schema as s
 from .driver import DriverChoice, DriverInfo, open_engine
+from .file_identity import FileIdentity
+from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
 from .lanes import Lanes
 from .resolution import Resolution
@@ -97,8 +100,19 @@ class SQLiteStore:
                     make_index(kind, "entities", embedder.dimension), embedder.dimension
                 ),
             )
+        #: The opened file (deleted or replaced under the store: 503); other processes'
+        #: writes to it (the mirrors revalidate): see those modules.
+        self.identity = None if self.path == ":memory:" else FileIdentity(self.path)
+        self.freshness = Freshness(self.drop_graph, self.vectors.entities if self.vectors else None)
+        guard_writer(self.engine, self.freshness, self.identity)
         self.conn: Connection = self._executor.submit(self.engine.connect).result()
-        self._executor.submit(self._migrate).result()
+        try:
+            self._executor.submit(self._migrate).result()
+        except BaseException:  # a failed migration changed nothing: release the file
+            self._executor.submit(self.conn.close).result()
+            self._executor.shutdown(wait=True)
+            self.engine.dispose()
+            raise
         # File databases also get reader threads with their own connections, so the
         # sources of one chat turn run in parallel (WAL readers never block the writer).
         self._readers: ThreadPoolExecutor | None = None
@@ -155,6 +169,8 @@ class SQLiteStore:
         args: tuple[object, ...],
         kwargs: dict[str, object],
     ) -> R:
+        if self.identity is not None:
+            self.identity.check()  # before connecting: a new connection would open a new file
         conn: Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             assert self._read_engine is not None
@@ -221,6 +237,10 @@ class SQLiteStore:
                 for stmt in s.FTS_RANK:
                     conn.execute(text(stmt))
             self._prepare_vectors(conn)
+            entity_keys.migrate(conn)
+            for ddl in GENERATIONS_DDL:
+                conn.exec_driver_sql(ddl)
+        self.freshness.attach(conn.connection.dbapi_connection)
 
     def _prepare_vectors(self, conn: Connection) -> None:
         """Make the vector index match the configured embedder, rebuilding it if not.

@@ -2,10 +2,11 @@
 
 Hosted NAMS keys are user-owned ``nams_…`` strings that a client sends as its bearer token.
 The local server keeps them in a table of its own in the same SQLite file as the memory
-(stdlib ``sqlite3``, so the server never reaches into the engine's internals), or in memory
-for ``":memory:"``. A key is found by the SHA-256 of its raw value; the raw value is stored
-too, because the hosted contract lets the owner reveal it again. That makes the file as
-sensitive as the keys, which it already is: it holds the memories they guard.
+(opened with the same SQLite library as the engine, see ``_connect``, but never through
+the engine's internals), or in memory for ``":memory:"``. A key is found by the SHA-256 of
+its raw value; the raw value is stored too, because the hosted contract lets the owner
+reveal it again. That makes the file as sensitive as the keys, which it already is: it
+holds the memories they guard.
 
 Every request is authenticated, so lookups must never queue behind memory work: the store
 runs on a thread of its own (not asyncio's default executor, which embedding or a slow
@@ -19,8 +20,10 @@ request everywhere. Revalidating is one single-row read on the store's own conne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
+import importlib
 import json
 import secrets
 import sqlite3
@@ -32,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
@@ -162,6 +165,20 @@ def _record(row: sqlite3.Row) -> ApiKeyRecord:
     )
 
 
+def _connect(path: str) -> sqlite3.Connection:
+    """A connection made by the SQLite library the memory engine uses on the same file:
+    ``sqlean`` when it is installed (the engine's ``auto`` driver), else the stdlib's.
+    Two copies of SQLite in one process do not see each other's locks, so a stdlib
+    connection closing would checkpoint and delete the WAL the engine is still writing
+    (https://www.sqlite.org/howtocorrupt.html, "multiple copies of SQLite")."""
+    module: Any = sqlite3
+    with contextlib.suppress(ImportError):
+        module = importlib.import_module("sqlean.dbapi2")
+    conn = module.connect(path, timeout=10.0, check_same_thread=False, isolation_level=None)
+    conn.row_factory = module.Row
+    return cast(sqlite3.Connection, conn)
+
+
 class ApiKeyStore:
     """The key table. Calls are tiny and run on the store's own thread, under one lock.
 
@@ -176,10 +193,7 @@ class ApiKeyStore:
         self.path = str(path)
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=10.0, check_same_thread=False, isolation_level=None
-        )
-        self._conn.row_factory = sqlite3.Row
+        self._conn = _connect(self.path)
         self._closed = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nams-keys")
         #: digest → record (``None``: no key has that value), valid at ``_generation``.
