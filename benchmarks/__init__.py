@@ -5,5 +5,7 @@ exposing ``main(argv: list[str] | None = None) -> int``; ``python -m benchmarks`
 them. A benchmark too big for one file is a package split by concern (``turn/``).
 Shared helpers live in private modules: ``_common`` (the options every benchmark shares,
 option types, progress, percentiles), ``_report`` (JSON, chart and README section),
-``_workload`` (the synthetic workload), ``_http`` (a loopback server).
+``_workload`` (the synthetic workload), ``_http`` (a loopback server), ``_serve``
+(``nams-local serve`` as a watched subprocess); ``load``'s client lives in ``_loadgen`` (one
+generator process), ``_loadpool`` (its processes) and ``_loadstats`` (the figures).
 """

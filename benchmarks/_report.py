@@ -190,10 +190,16 @@ def publish(
     *,
     argv: Sequence[str] | None,
     panels: Sequence[BarGroup],
+    benchmark: str | None = None,
 ) -> None:
-    """Print the table; write JSON, the chart and the README section as the options say."""
+    """Print the table; write JSON, the chart and the README section as the options say.
+
+    ``name`` names the files and the section; ``benchmark`` (default ``name``) is the
+    command, for a benchmark whose variants keep separate results (``load`` writes
+    ``load_no_embeddings``, ...).
+    """
     print(table)
-    how_to_run = command_line(name, argv)
+    how_to_run = command_line(benchmark or name, argv)
     results["command"] = how_to_run
     results.setdefault("machine", machine())
     results["benchmark"] = name

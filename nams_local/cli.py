@@ -87,6 +87,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         max_body_bytes=args.max_body_bytes,
         bridge=args.bridge_db if args.bridge else None,
         extraction=args.extraction,
+        cypher_timeout=args.cypher_timeout,
+        cypher_memory_mb=args.cypher_memory_mb,
     )
 
 
@@ -142,6 +144,20 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="refuse larger request bodies with 413 (default 1 MiB)",
+    )
+    serve.add_argument(
+        "--cypher-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop a POST /v1/query that runs longer (400 naming the limit; default 5)",
+    )
+    serve.add_argument(
+        "--cypher-memory-mb",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="memory one Cypher query may use in its worker process (default 512)",
     )
     serve.add_argument(
         "--bridge",

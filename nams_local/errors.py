@@ -11,9 +11,11 @@ __all__ = [
     "AuthenticationError",
     "BackendUnavailableError",
     "InvalidInputError",
+    "LimitExceededError",
     "NamsError",
     "NotFoundError",
     "NotSupportedError",
+    "TooManyRequestsError",
 ]
 
 
@@ -22,10 +24,14 @@ class NamsError(Exception):
 
     status_code: int = 500
 
-    def __init__(self, message: str, *, request_id: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, request_id: str | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.request_id = request_id
+        #: Seconds after which trying again may succeed (the server's ``Retry-After``).
+        self.retry_after = retry_after
 
 
 class NotFoundError(NamsError):
@@ -38,6 +44,18 @@ class InvalidInputError(NamsError):
     """The request was refused as invalid; nothing was written."""
 
     status_code = 400
+
+
+class LimitExceededError(InvalidInputError):
+    """The request went past a bound (time, memory, rows); the message names the bound.
+
+    A ``400`` like any refused input: asking again the same way meets the same bound."""
+
+
+class TooManyRequestsError(NamsError):
+    """One workspace has too many requests of one kind in flight; retry later (``429``)."""
+
+    status_code = 429
 
 
 class AuthenticationError(NamsError):

@@ -8,7 +8,7 @@ one transaction. A refused or failed call therefore writes nothing.
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -72,8 +72,10 @@ from nams_local.validation import (
 from . import conversations, entities, extraction_queue, tiers
 from . import cypher as cypher_graph
 from . import reasoning as steps_store
+from .cypher_pool import CypherLimits
 from .cypher_text import prepare as prepare_cypher
 from .driver import DriverChoice
+from .lanes import Lanes
 from .legacy import LegacyMemory
 from .pipeline import (
     DEFAULT_OBSERVATION_EVERY,
@@ -125,6 +127,11 @@ class SQLiteBackend(MemoryBackend):
             canonical entity (with ``resolution``-style matching on both sides).
         merge_candidate_threshold: similarity (0..1] from which a near name of the same
             type is reported as a merge candidate when an entity is added.
+        cypher_timeout: seconds a ``query`` may run before it is stopped (default 5).
+        cypher_limits: every Cypher bound (time, memory, rows, workers, per-workspace
+            concurrency and queue): a ``cypher_pool.CypherLimits`` or a mapping of its
+            fields; ``cypher_timeout``, if given too, replaces its timeout. Shared by every
+            workspace of the store.
     """
 
     def __init__(
@@ -145,6 +152,8 @@ class SQLiteBackend(MemoryBackend):
         reflection_every: int = DEFAULT_REFLECTION_EVERY,
         entity_aliases: Mapping[str, str] | None = None,
         merge_candidate_threshold: float = DEFAULT_CANDIDATE_THRESHOLD,
+        cypher_timeout: float | None = None,
+        cypher_limits: CypherLimits | Mapping[str, Any] | None = None,
         _store: SQLiteStore | None = None,
     ) -> None:
         check_required(workspace, "workspace")
@@ -155,6 +164,11 @@ class SQLiteBackend(MemoryBackend):
         if observation_every < 1 or reflection_every < 1:
             raise InvalidInputError("observation_every and reflection_every must be >= 1")
         if _store is None:
+            if isinstance(cypher_limits, Mapping):
+                cypher_limits = CypherLimits(**cypher_limits)
+            limits = cypher_limits or CypherLimits()
+            if cypher_timeout is not None:
+                limits = dataclasses.replace(limits, timeout=cypher_timeout)
             chosen = (embedder or default_embedder()) if embeddings else None
             try:
                 resolution = Resolution(entity_aliases or {}, merge_candidate_threshold)
@@ -166,6 +180,7 @@ class SQLiteBackend(MemoryBackend):
                 vector_index=vector_index,
                 driver=driver,
                 resolution=resolution,
+                lanes=Lanes(cypher=limits),
             )
             self._owns_store = True
         else:
@@ -255,17 +270,19 @@ class SQLiteBackend(MemoryBackend):
         return conversations.resolve_mode(self._store.vectors is not None, check_mode(mode))
 
     async def _embed(self, texts: list[str]) -> Vectors | None:
-        """Embed on a thread of its own, so the database thread never waits for the model."""
+        """Embed in the store's embedding lane, so the database thread never waits for the
+        model and no workspace holds every embedding thread."""
         vectors = self._store.vectors
         if vectors is None:
             return None
-        return await asyncio.to_thread(vectors.embedder.embed, texts)
+        return await self._store.lanes.embed.run(self.workspace, vectors.embedder.embed, texts)
 
     async def _embed_query(self, query: str, mode: SearchMode) -> Vector | None:
         vectors = self._store.vectors
         if vectors is None or mode == "text":
             return None
-        return await asyncio.to_thread(vectors.embedder.embed_query, query)
+        embed_query = vectors.embedder.embed_query
+        return await self._store.lanes.embed.run(self.workspace, embed_query, query)
 
     async def _vector_room(self) -> None:
         """Backpressure: wait while the vector lane has too much queued."""
@@ -282,9 +299,11 @@ class SQLiteBackend(MemoryBackend):
     async def _read(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
-        """A unit of work that only reads SQL: on a reader thread for file databases."""
+        """A unit of work that only reads SQL: on a reader thread for file databases (at
+        most ``lanes.READ_LIMITS.per_workspace`` of them for one workspace at once)."""
         self._pipeline.start()
-        return await self._store.read(fn, self._ctx, *args, **kwargs)
+        async with self._store.lanes.reads.slot(self.workspace):
+            return await self._store.read(fn, self._ctx, *args, **kwargs)
 
     async def _run(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
@@ -539,10 +558,13 @@ class SQLiteBackend(MemoryBackend):
     # -- query -----------------------------------------------------------------------
     async def query(self, cypher: str, params: dict[str, Any] | None = None) -> QueryResult:
         """Read-only Cypher (the subset in ``cypher.SUPPORTED``); writes are refused before
-        anything is read, and the interpreter runs off the database thread."""
+        anything is read. The query runs in a Cypher worker process within the store's
+        limits (``cypher_pool.CypherLimits``); cancelling the call kills that worker."""
         statement = prepare_cypher(check_required(cypher, "cypher"), params)
-        graph = await self._read(cypher_graph.load_graph)
-        return await asyncio.to_thread(cypher_graph.run_statement, graph, statement)
+        lanes = self._store.lanes
+        async with lanes.cypher_slots.slot(self.workspace):
+            projection = await self._read(cypher_graph.load_projection)
+            return await lanes.cypher.run(projection, statement)
 
     # -- extensions ------------------------------------------------------------------
     async def add_relationship(

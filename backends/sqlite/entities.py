@@ -30,8 +30,9 @@ from nams_local.models import (
     SearchResult,
 )
 
+from . import entity_keys
 from . import schema as s
-from .rows import dumps, insert_rows, loads, name_key, new_id, now, to_entity, when
+from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
 from .store import Ctx, entity_text
 from .text import entity_scope, match_query, phrase_query, scope_token
@@ -128,7 +129,16 @@ def add_entity(
         "created_at": stamp,
         "updated_at": stamp,
     }
-    (pk,) = insert_rows(ctx.conn, e, [values])
+    if not resolve:  # a new entity in any case; it holds the name's key only if free
+        pk = entity_keys.insert_unresolved(ctx.conn, values)
+    else:
+        found = entity_keys.insert_resolved(ctx.conn, values)
+        if found is None:  # a live entity holds the key though the mirror missed it
+            held = entity_keys.holder(ctx.conn, ctx.workspace, name, type_)
+            if held is None:
+                raise RuntimeError(f"entity {name!r} conflicts with no live entity")
+            return _reuse(ctx, held, description, properties)
+        pk = found
     id_ = str(values["id"])
     if vector is None and ctx.vectors is not None:
         # Only when a concurrent delete made a name we planned to reuse new again.
@@ -245,6 +255,9 @@ def update_entity(
     new_name = values.get("name", row.name)
     new_description = values.get("description", row.description)
     if row.merged_into_pk is None:
+        if name is not None:  # the new name's key, unless another entity holds it
+            entity_keys.release(ctx.conn, row.pk)
+            entity_keys.claim(ctx.conn, row.pk, new_name, row.type)
         _index(ctx, row.pk, new_name, row.type, new_description, vector)
         ctx.store.graph(ctx.workspace).add_node(row.id, new_name, row.type, new_description)
 
@@ -409,6 +422,8 @@ def merge_entities(ctx: Ctx, source_id: str, target_id: str) -> MergeResult:
         {"target": target.pk, "source": source.pk},
     )
     conn.execute(delete(em).where(em.c.entity_pk == source.pk))
+    entity_keys.release(conn, source.pk)  # an inert entity holds no key; the target may
+    entity_keys.claim(conn, target.pk, target.name, target.type)
     unindex_entities(ctx, [source.pk])
     ctx.store.drop_graph(ctx.workspace)
     return MergeResult(status="merged", source_id=source.id, target_id=target.id)

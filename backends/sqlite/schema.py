@@ -123,6 +123,9 @@ entities = Table(
     Column("merged_into_pk", Integer, ForeignKey("entities.pk"), nullable=True),
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
+    #: The resolution key a live entity holds, unique per workspace among live entities
+    #: (the partial unique index is created by ``entity_keys.migrate``); NULL: holds none.
+    Column("resolve_key", Text, nullable=True),
     Index("ix_entities_ws_name_key", "workspace", "name_key"),
     Index("ix_entities_ws_type", "workspace", "type"),
 )

@@ -24,9 +24,13 @@ from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, sel
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
+from . import entity_keys
 from . import schema as s
 from .driver import DriverChoice, DriverInfo, open_engine
+from .file_identity import FileIdentity
+from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
+from .lanes import Lanes
 from .resolution import Resolution
 from .vector_lane import VectorLane, embed_leftovers
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
@@ -73,8 +77,11 @@ class SQLiteStore:
         vector_index: VectorIndexChoice = "auto",
         driver: DriverChoice = "auto",
         resolution: Resolution | None = None,
+        lanes: Lanes | None = None,
     ) -> None:
         self.path = str(path)
+        #: Bounded workers for embedding, reads and Cypher (``lanes.py``).
+        self.lanes = lanes or Lanes()
         #: How entity names resolve to existing entities (aliases, candidate threshold).
         self.resolution = resolution or Resolution()
         self._writer = WriterLane("nams-sqlite", self._forget_mirrors)
@@ -96,9 +103,20 @@ class SQLiteStore:
                     make_index(kind, "entities", embedder.dimension), embedder.dimension
                 ),
             )
+        #: The opened file (deleted or replaced under the store: 503); other processes'
+        #: writes to it (the mirrors revalidate): see those modules.
+        self.identity = None if self.path == ":memory:" else FileIdentity(self.path)
+        self.freshness = Freshness(self.drop_graph, self.vectors.entities if self.vectors else None)
+        guard_writer(self.engine, self.freshness, self.identity)
         self.conn: Connection = self._writer.call(self.engine.connect).result()
         self._writer.conn = self.conn
-        self._writer.call(self._migrate).result()
+        try:
+            self._writer.call(self._migrate).result()
+        except BaseException:  # a failed migration changed nothing: release the file
+            self._writer.call(self.conn.close).result()
+            self._writer.stop()
+            self.engine.dispose()
+            raise
         #: Embeds committed messages in batches (``None`` without an embedder).
         self.vector_lane: VectorLane | None = None
         if self.vectors is not None:
@@ -173,6 +191,8 @@ class SQLiteStore:
         args: tuple[object, ...],
         kwargs: dict[str, object],
     ) -> R:
+        if self.identity is not None:
+            self.identity.check()  # before connecting: a new connection would open a new file
         conn: Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             assert self._read_engine is not None
@@ -200,6 +220,7 @@ class SQLiteStore:
                 self._readers.shutdown(wait=True)
             if self._read_engine is not None:
                 self._read_engine.dispose()
+            self.lanes.close()
 
     @property
     def closed(self) -> bool:
@@ -240,6 +261,10 @@ class SQLiteStore:
                 for stmt in s.FTS_RANK:
                     conn.execute(text(stmt))
             self._prepare_vectors(conn)
+            entity_keys.migrate(conn)
+            for ddl in GENERATIONS_DDL:
+                conn.exec_driver_sql(ddl)
+        self.freshness.attach(conn.connection.dbapi_connection)
 
     def _prepare_vectors(self, conn: Connection) -> None:
         """Make the vector index match the configured embedder, rebuilding it if not.

@@ -308,6 +308,10 @@ class CachedIndex:
         """Forget the loaded partitions (after a rolled-back write); they reload lazily."""
         self._parts.clear()
 
+    def forget(self, part: str) -> None:
+        """Forget one loaded partition (another process changed it); it reloads lazily."""
+        self._parts.pop(part, None)
+
     def create(self, conn: Connection) -> None:
         self._parts.clear()
         self.inner.create(conn)

@@ -57,9 +57,16 @@ _TAGS: list[dict[str, Any]] = [
 ]
 
 
-def _engine_options(embeddings: bool | Embedder) -> dict[str, Any]:
-    """``create_app``'s ``embeddings`` as the local engine's constructor options."""
-    return {"embeddings": embeddings} if isinstance(embeddings, bool) else {"embedder": embeddings}
+def _engine_options(
+    embeddings: bool | Embedder, cypher: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """``create_app``'s ``embeddings`` and ``cypher`` as the local engine's options."""
+    options: dict[str, Any] = (
+        {"embeddings": embeddings} if isinstance(embeddings, bool) else {"embedder": embeddings}
+    )
+    if cypher:
+        options["cypher_limits"] = dict(cypher)
+    return options
 
 
 def create_app(
@@ -73,6 +80,7 @@ def create_app(
     pool_size: int = DEFAULT_POOL_SIZE,
     bridge: str | Path | None = None,
     owns_backend: bool = False,
+    cypher: Mapping[str, Any] | None = None,
 ) -> FastAPI:
     """Build the app.
 
@@ -96,6 +104,9 @@ def create_app(
             must not be ``db``: the bridge's ``clear_all_data`` wipes its store.
         owns_backend: the app closes ``backend`` on shutdown (``nams-local serve`` opens
             it and hands it over).
+        cypher: when the app opens the engine, its Cypher limits by name (``timeout``,
+            ``memory_mb``, ``max_rows``, ``workers``, ``per_workspace``, ``queue``,
+            ``prestart``; see ``docs/wire-decisions.md``, "Limits").
 
     Backends are opened by the wiring module, never here: the app layer sits above it, so
     ``db=`` and ``bridge=`` (conveniences for tests and scripts) delegate to it.
@@ -112,7 +123,7 @@ def create_app(
     root: RootBackend = (
         backend
         if backend is not None
-        else config.open_local_backend(db, **_engine_options(embeddings))
+        else config.open_local_backend(db, **_engine_options(embeddings, cypher))
     )
     keys = key_store or ApiKeyStore(db if db is not None else ":memory:")
     state = ServerState(

@@ -62,7 +62,9 @@ def describe_validation_errors(errors: Sequence[Any]) -> str:
 
 async def _nams_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, NamsError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else {}
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(max(1, round(exc.retry_after)))
     return error_response(exc.status_code, exc.message, headers)
 
 

@@ -2,30 +2,45 @@
 
 Hosted NAMS keys are user-owned ``nams_…`` strings that a client sends as its bearer token.
 The local server keeps them in a table of its own in the same SQLite file as the memory
-(stdlib ``sqlite3``, so the server never reaches into the engine's internals), or in memory
-for ``":memory:"``. A key is found by the SHA-256 of its raw value; the raw value is stored
-too, because the hosted contract lets the owner reveal it again. That makes the file as
-sensitive as the keys, which it already is: it holds the memories they guard.
+(opened with the same SQLite library as the engine, see ``_connect``, but never through
+the engine's internals), or in memory for ``":memory:"``. A key is found by the SHA-256 of
+its raw value; the raw value is stored too, because the hosted contract lets the owner
+reveal it again. That makes the file as sensitive as the keys, which it already is: it
+holds the memories they guard.
+
+Every request is authenticated, so lookups must never queue behind memory work: the store
+runs on a thread of its own (not asyncio's default executor, which embedding or a slow
+query could fill) and keeps the records it has read in memory. The cache is revalidated on
+every lookup against a generation counter that triggers in the file bump on any change to
+the key table, by this process or another one on the same file (an older nams-local
+included, once the triggers exist), so a rotation or revocation takes effect on the next
+request everywhere. Revalidating is one single-row read on the store's own connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import hashlib
+import importlib
 import json
 import secrets
 import sqlite3
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
 __all__ = [
+    "CACHED_KEYS",
     "KEY_LIFETIME",
     "KEY_PREFIX",
     "ApiKeyRecord",
@@ -42,6 +57,9 @@ R = TypeVar("R")
 KEY_PREFIX = "nams_"
 #: The hosted 90-day rotation deadline (``expiresAt``); after it the key stops working.
 KEY_LIFETIME = timedelta(days=90)
+#: Lookups remembered (known keys and unknown tokens alike), least recently used dropped
+#: first: a flood of distinct tokens in open mode cannot grow memory without bound.
+CACHED_KEYS = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS nams_local_api_keys (
@@ -58,7 +76,25 @@ CREATE TABLE IF NOT EXISTS nams_local_api_keys (
     revoked_at   TEXT
 );
 CREATE INDEX IF NOT EXISTS nams_local_api_keys_owner ON nams_local_api_keys(owner);
+CREATE TABLE IF NOT EXISTS nams_local_api_keys_generation (
+    id         INTEGER PRIMARY KEY CHECK (id = 0),
+    generation INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO nams_local_api_keys_generation(id, generation) VALUES (0, 0);
+CREATE TRIGGER IF NOT EXISTS nams_local_api_keys_gen_insert
+AFTER INSERT ON nams_local_api_keys BEGIN
+    UPDATE nams_local_api_keys_generation SET generation = generation + 1 WHERE id = 0;
+END;
+CREATE TRIGGER IF NOT EXISTS nams_local_api_keys_gen_update
+AFTER UPDATE ON nams_local_api_keys BEGIN
+    UPDATE nams_local_api_keys_generation SET generation = generation + 1 WHERE id = 0;
+END;
+CREATE TRIGGER IF NOT EXISTS nams_local_api_keys_gen_delete
+AFTER DELETE ON nams_local_api_keys BEGIN
+    UPDATE nams_local_api_keys_generation SET generation = generation + 1 WHERE id = 0;
+END;
 """
+_GENERATION = "SELECT generation FROM nams_local_api_keys_generation WHERE id = 0"
 
 
 class KeyRevokedError(NamsError):
@@ -129,8 +165,22 @@ def _record(row: sqlite3.Row) -> ApiKeyRecord:
     )
 
 
+def _connect(path: str) -> sqlite3.Connection:
+    """A connection made by the SQLite library the memory engine uses on the same file:
+    ``sqlean`` when it is installed (the engine's ``auto`` driver), else the stdlib's.
+    Two copies of SQLite in one process do not see each other's locks, so a stdlib
+    connection closing would checkpoint and delete the WAL the engine is still writing
+    (https://www.sqlite.org/howtocorrupt.html, "multiple copies of SQLite")."""
+    module: Any = sqlite3
+    with contextlib.suppress(ImportError):
+        module = importlib.import_module("sqlean.dbapi2")
+    conn = module.connect(path, timeout=10.0, check_same_thread=False, isolation_level=None)
+    conn.row_factory = module.Row
+    return cast(sqlite3.Connection, conn)
+
+
 class ApiKeyStore:
-    """The key table. Calls are tiny and run on a worker thread under one lock.
+    """The key table. Calls are tiny and run on the store's own thread, under one lock.
 
     Args:
         path: the SQLite file (shared with the memory engine) or ``":memory:"``.
@@ -143,11 +193,12 @@ class ApiKeyStore:
         self.path = str(path)
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=10.0, check_same_thread=False, isolation_level=None
-        )
-        self._conn.row_factory = sqlite3.Row
+        self._conn = _connect(self.path)
         self._closed = False
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nams-keys")
+        #: digest → record (``None``: no key has that value), valid at ``_generation``.
+        self._cache: OrderedDict[str, ApiKeyRecord | None] = OrderedDict()
+        self._generation = -1
         with self._lock:
             self._conn.executescript(_SCHEMA)
 
@@ -162,7 +213,14 @@ class ApiKeyStore:
         return self._clock()
 
     async def _run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        if self._closed:
+            raise BackendUnavailableError("the API-key store is closed")
+        loop = asyncio.get_running_loop()
+        try:
+            job = loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+        except RuntimeError:  # shut down between the check and the submit
+            raise BackendUnavailableError("the API-key store is closed") from None
+        return await job
 
     def _one(self, sql: str, params: Sequence[Any]) -> ApiKeyRecord | None:
         with self._lock:
@@ -171,9 +229,23 @@ class ApiKeyStore:
 
     # -- lookups -------------------------------------------------------------------
     def _find(self, raw_key: str) -> ApiKeyRecord | None:
-        return self._one(
-            "SELECT * FROM nams_local_api_keys WHERE key_hash = ?", (key_digest(raw_key),)
-        )
+        digest = key_digest(raw_key)
+        with self._lock:
+            generation = self._db.execute(_GENERATION).fetchone()[0]
+            if generation != self._generation:
+                self._cache.clear()  # some key changed, here or in another process
+                self._generation = generation
+            elif digest in self._cache:
+                self._cache.move_to_end(digest)
+                return self._cache[digest]
+            row = self._db.execute(
+                "SELECT * FROM nams_local_api_keys WHERE key_hash = ?", (digest,)
+            ).fetchone()
+            found = _record(row) if row is not None else None
+            self._cache[digest] = found
+            while len(self._cache) > CACHED_KEYS:
+                self._cache.popitem(last=False)
+        return found
 
     async def find(self, raw_key: str) -> ApiKeyRecord | None:
         """The record of a raw key, revoked or not; ``None`` if no key has that value."""
@@ -303,5 +375,9 @@ class ApiKeyStore:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
+        self._executor.shutdown(wait=True)
+        with self._lock:
             self._conn.close()

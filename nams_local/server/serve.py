@@ -79,12 +79,15 @@ def run(
     out: TextIO | None = None,
     bridge: str | Path | None = None,
     extraction: str | None = None,
+    cypher_timeout: float | None = None,
+    cypher_memory_mb: int | None = None,
 ) -> int:
     """Serve until SIGINT/SIGTERM; the exit status (0 after a graceful shutdown).
 
     ``bridge`` (a database path, usually ``":memory:"``) also serves the TCK bridge at
     ``/bridge``. It has no authentication and wipes its store on request, so it is refused
-    on any address but loopback (exit status 2).
+    on any address but loopback (exit status 2). ``cypher_timeout`` (seconds) and
+    ``cypher_memory_mb`` bound each Cypher query; its workers start with the server.
 
     ``extraction`` defaults to ``$NAMS_EXTRACTION``, else ``"background"``: like hosted NAMS,
     a write is acknowledged once the message and its extraction unit are committed, and
@@ -93,6 +96,7 @@ def run(
     import uvicorn
 
     from nams_local import config as wiring
+    from nams_local.errors import NamsError
 
     from .app import create_app
     from .middleware import DEFAULT_MAX_BODY_BYTES
@@ -112,13 +116,24 @@ def run(
     except OSError as exc:
         print(f"nams-local serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
+    cypher: dict[str, float | int | bool] = {"prestart": True}
+    if cypher_timeout is not None:
+        cypher["timeout"] = cypher_timeout
+    if cypher_memory_mb is not None:
+        cypher["memory_mb"] = cypher_memory_mb
     try:
         chosen = (
             extraction
             or os.environ.get("NAMS_EXTRACTION", "").strip().lower()
             or DEFAULT_EXTRACTION
         )
-        root = wiring.open_local_backend(path, embeddings=embeddings, extraction=chosen)
+        root = wiring.open_local_backend(
+            path, embeddings=embeddings, extraction=chosen, cypher_limits=cypher
+        )
+    except NamsError as exc:  # an option out of range, such as --cypher-timeout 0
+        sock.close()
+        print(f"nams-local serve: {exc.message}", file=sys.stderr)
+        return 2
     except BaseException:
         sock.close()
         raise

@@ -47,18 +47,24 @@ def _first_line(process: subprocess.Popen[str], timeout: float) -> str:
 
 
 @contextmanager
-def serve_process(args: Sequence[str], tmp_path: Path) -> Iterator[ServeProcess]:
-    """``nams-local serve <args>`` in a subprocess, up and healthy; killed if still running."""
+def serve_process(
+    args: Sequence[str], tmp_path: Path, *, stderr: Path | None = None
+) -> Iterator[ServeProcess]:
+    """``nams-local serve <args>`` in a subprocess, up and healthy; killed if still running.
+
+    ``stderr``: a file for the server's log (a busy server's access log would fill a pipe
+    nobody reads, and then block the server)."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path),
         "NAMS_LOCAL_DB": str(tmp_path / "default.db"),
         "HF_HUB_OFFLINE": "1",
     }
+    log = open(stderr, "w") if stderr is not None else None  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [sys.executable, "-m", "nams_local.cli", "serve", *args],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=log if log is not None else subprocess.PIPE,
         text=True,
         env=env,
     )
@@ -73,6 +79,6 @@ def serve_process(args: Sequence[str], tmp_path: Path) -> Iterator[ServeProcess]
         if process.poll() is None:
             process.kill()
             process.wait(timeout=10)
-        for stream in (process.stdout, process.stderr):
+        for stream in (process.stdout, process.stderr, log):
             if stream is not None:
                 stream.close()

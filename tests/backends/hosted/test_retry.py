@@ -46,8 +46,11 @@ async def test_503_twice_then_200_succeeds_on_the_third_attempt(server: Scripted
     first, second = gaps(arrivals)
     # retry n waits within [(1 - JITTER), 1] x BASE x 2**(n-1): the second wait is longer.
     assert first >= (1 - JITTER) * BASE
-    assert second >= (1 - JITTER) * 2 * BASE
-    assert second > first
+    # The second wait is at least (1 - JITTER) x 2 x BASE, more than the longest first wait
+    # the policy can draw (BASE): that is the doubling. (Comparing the two measured gaps
+    # directly is flaky: each also holds the request's own time, which a loaded machine
+    # stretches.)
+    assert second >= (1 - JITTER) * 2 * BASE > BASE
     assert first < BASE + 1.0  # generous: at most BASE plus scheduling noise
 
 

@@ -1,0 +1,30 @@
+"""Doing things to a database file behind a running store's back, and reading it after."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+__all__ = ["SUFFIXES", "messages_in", "move_away"]
+
+#: The database file and its WAL companions.
+SUFFIXES = ("", "-wal", "-shm")
+
+
+def move_away(path: Path, to: Path) -> None:
+    """Rename the database and its WAL files (a store that has them open keeps them)."""
+    for suffix in SUFFIXES:
+        source = Path(f"{path}{suffix}")
+        if source.exists():
+            os.rename(source, f"{to}{suffix}")
+
+
+def messages_in(path: Path) -> list[str]:
+    """The contents of every message in the file, after checking the file is whole."""
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        return [content for (content,) in conn.execute("SELECT content FROM messages")]
+    finally:
+        conn.close()

@@ -1,0 +1,135 @@
+"""Authentication never queues behind memory work, and its key cache is never stale.
+
+Minted keys are cached in memory (``ApiKeyStore``); a rotation or revocation must still take
+effect on the very next request, in the process that made it and in any other process
+serving the same file. And a lookup runs on the key store's own thread, so a default
+executor filled with other work cannot delay it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from backends.sqlite import SQLiteBackend
+from nams_local.server import ApiKeyStore, create_app
+
+from .processes import serve_process
+from .support import bearer
+
+LIST = "/v1/conversations"
+KEYS = "/v1/auth/api-keys"
+
+
+def _mint(http: httpx.Client, token: str) -> dict[str, str]:
+    created = http.post(KEYS, json={"label": "ci"}, headers=bearer(token))
+    assert created.status_code == 201, created.text
+    body: dict[str, str] = created.json()
+    return body
+
+
+async def test_revocation_and_rotation_reach_a_second_store_on_the_same_file(
+    tmp_path: Path,
+) -> None:
+    """Two key stores on one file are what two processes are to SQLite: separate
+    connections. Each has cached the key before the other changes it."""
+    db = tmp_path / "keys.db"
+    here, there = ApiKeyStore(db), ApiKeyStore(db)
+    try:
+        record = await here.create(
+            label="k", scopes=["read"], owner="o", workspace="w", workspace_id="w"
+        )
+        seen = await there.find(record.key)
+        assert seen is not None and not seen.revoked
+        rotated = await here.rotate("o", record.id)
+        old = await there.find(record.key)
+        assert old is not None and old.revoked
+        new = await there.find(rotated.key)
+        assert new is not None and not new.revoked
+        await there.revoke("o", rotated.id)
+        revoked = await here.find(rotated.key)
+        assert revoked is not None and revoked.revoked
+    finally:
+        here.close()
+        there.close()
+
+
+async def test_unknown_token_cached_as_unknown_is_found_once_minted_elsewhere(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "keys.db"
+    here, there = ApiKeyStore(db), ApiKeyStore(db)
+    try:
+        assert await here.find("nams_not-yet") is None
+        record = await there.create(
+            label="k", scopes=[], owner="o", workspace="w", workspace_id="w"
+        )
+        assert await here.find(record.key) is not None
+    finally:
+        here.close()
+        there.close()
+
+
+async def test_auth_answers_while_the_default_executor_is_full() -> None:
+    """Fill every thread of asyncio's default executor with work that waits on an event;
+    authenticated requests (minted key, open-mode token) must still be answered."""
+    root = SQLiteBackend(":memory:", embeddings=False, extraction="off")
+    app = create_app(root)
+    release = threading.Event()
+    loop = asyncio.get_running_loop()
+    blockers = [loop.run_in_executor(None, release.wait, 30.0) for _ in range(64)]
+    try:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://nams.test"
+            ) as http,
+        ):
+            created = await asyncio.wait_for(
+                http.post(KEYS, json={"label": "ci"}, headers=bearer("owner")), 10
+            )
+            assert created.status_code == 201, created.text
+            key = created.json()["key"]
+            for token in (key, "owner", "someone-else"):
+                answer = await asyncio.wait_for(http.get(LIST, headers=bearer(token)), 10)
+                assert answer.status_code == 200, answer.text
+            assert not any(b.done() for b in blockers), "the executor was not full"
+    finally:
+        release.set()
+        await asyncio.gather(*blockers)
+        await root.aclose()
+
+
+def test_rotate_and_revoke_reach_a_second_server_on_its_next_request(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"
+    args = ["--port", "0", "--db", str(db), "--no-embeddings"]
+    with (
+        serve_process(args, tmp_path) as first,
+        serve_process(args, tmp_path) as second,
+        httpx.Client(base_url=first.base_url, timeout=20) as one,
+        httpx.Client(base_url=second.base_url, timeout=20) as two,
+    ):
+        minted = _mint(one, "owner")
+        key, key_id = minted["key"], minted["id"]
+        # Both servers have the key cached before it changes.
+        for http in (one, two):
+            assert http.get(LIST, headers=bearer(key)).status_code == 200
+        started = time.monotonic()
+        rotated = one.post(f"{KEYS}/{key_id}/rotate", headers=bearer("owner"))
+        assert rotated.status_code == 200, rotated.text
+        new_key, new_id = rotated.json()["key"], rotated.json()["id"]
+        # Immediately: the very next request in either process sees the rotation.
+        for http in (one, two):
+            assert http.get(LIST, headers=bearer(key)).status_code == 401
+            assert http.get(LIST, headers=bearer(new_key)).status_code == 200
+        revoked = two.delete(f"{KEYS}/{new_id}", headers=bearer("owner"))
+        assert revoked.status_code == 200, revoked.text
+        for http in (two, one):
+            answer = http.get(LIST, headers=bearer(new_key))
+            assert answer.status_code == 401, answer.text
+            assert "revoked" in answer.json()["error"]
+        assert time.monotonic() - started < 20
