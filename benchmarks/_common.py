@@ -25,6 +25,7 @@ __all__ = [
     "add_workload_options",
     "chosen_embedder",
     "file_size",
+    "indexed",
     "load_average",
     "mb",
     "message_counts",
@@ -223,3 +224,12 @@ def time_embed(embedder: Any, texts: list[str]) -> float:
     start = time.perf_counter()
     embedder.embed(texts)
     return time.perf_counter() - start
+
+
+async def indexed(engine: Any) -> None:
+    """Until a local engine has embedded every message it acknowledged: messages are
+    embedded after their write returns (``backends/sqlite/vector_lane.py``), so an ingest
+    rate counts up to here, not just to the last acknowledgement."""
+    lane = getattr(getattr(engine, "store", None), "vector_lane", None)
+    if lane is not None:
+        await lane.drained()

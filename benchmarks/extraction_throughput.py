@@ -30,7 +30,7 @@ from nams_local.backend import MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 from nams_local.models import NewMessage
 
-from ._common import Progress, add_workload_options, positive, say, time_embed
+from ._common import Progress, add_workload_options, indexed, positive, say, time_embed
 from ._report import BarGroup, add_report_options, publish
 from ._workload import Turn, Workload, chunks, generate
 
@@ -128,6 +128,9 @@ async def _phase(
                     row.raw_seconds += time_embed(raw, texts)
                 row.messages += len(chunk)
                 progress.update(row.messages, row.engine_seconds)
+        start = time.perf_counter()
+        await indexed(engine)  # messages are embedded after their ack: count until done
+        row.engine_seconds += time.perf_counter() - start
         counts = engine.info()["counts"]
         row.entities, row.relationships = counts["entities"], counts["relationships"]
     return row

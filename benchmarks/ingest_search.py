@@ -43,6 +43,7 @@ from ._common import (
     add_workload_options,
     chosen_embedder,
     file_size,
+    indexed,
     mb,
     non_negative,
     percentile,
@@ -201,6 +202,9 @@ async def _ingest_messages(
         tokens += sum(m.token_count or 0 for m in stored)
         done += len(stored)
         progress.update(done, ingest_seconds)
+    start = time.perf_counter()
+    await indexed(backend)  # the vectors of the last bulks are still being embedded
+    ingest_seconds += time.perf_counter() - start
     raw = Rate(done, raw_seconds) if raw_embedder is not None else None
     return Rate(done, ingest_seconds), raw, tokens
 

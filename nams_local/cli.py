@@ -86,6 +86,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         embeddings=not args.no_embeddings,
         max_body_bytes=args.max_body_bytes,
         bridge=args.bridge_db if args.bridge else None,
+        extraction=args.extraction,
         cypher_timeout=args.cypher_timeout,
         cypher_memory_mb=args.cypher_memory_mb,
     )
@@ -169,6 +170,14 @@ def _parser() -> argparse.ArgumentParser:
         default=":memory:",
         metavar="PATH",
         help="the bridge's own database (default :memory:); wiped by the TCK between scenarios",
+    )
+    serve.add_argument(
+        "--extraction",
+        choices=("sync", "background", "off"),
+        default=None,
+        help="entity extraction and summaries: in the background after the write is "
+        "acknowledged (background), before it (sync), or off; default $NAMS_EXTRACTION, "
+        "else background",
     )
     serve.set_defaults(func=_cmd_serve)
     mcp = sub.add_parser(

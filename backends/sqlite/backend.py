@@ -69,7 +69,7 @@ from nams_local.validation import (
     check_tool_call,
 )
 
-from . import conversations, entities, extraction, tiers
+from . import conversations, entities, extraction_queue, tiers
 from . import cypher as cypher_graph
 from . import reasoning as steps_store
 from .cypher_pool import CypherLimits
@@ -83,10 +83,12 @@ from .pipeline import (
     ExtractionMode,
     Pipeline,
     PipelineConfig,
+    PipelineLanes,
 )
 from .resolution import DEFAULT_CANDIDATE_THRESHOLD, Resolution
 from .search import DEFAULT_HYBRID_WEIGHT
-from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text
+from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text, message_partition
+from .vector_lane import conversation_key, partition_key
 from .vectors import Vector, Vectors
 
 __all__ = ["SQLiteBackend"]
@@ -203,7 +205,17 @@ class SQLiteBackend(MemoryBackend):
             observation_every=observation_every,
             reflection_every=reflection_every,
         )
-        self._pipeline = Pipeline(self, self._pipeline_config)
+        self._pipeline = Pipeline(
+            PipelineLanes(
+                run=self._run,
+                read=self._read,
+                embed=self._embed,
+                has_vectors=_store.vectors is not None,
+                resume_workspace=self._resume_workspace,
+                claim_resume=_store.claim_resume,
+            ),
+            self._pipeline_config,
+        )
         self._capabilities = Capabilities(
             relationship_writes=True,
             entity_by_name=True,
@@ -272,18 +284,44 @@ class SQLiteBackend(MemoryBackend):
         embed_query = vectors.embedder.embed_query
         return await self._store.lanes.embed.run(self.workspace, embed_query, query)
 
+    async def _vector_room(self) -> None:
+        """Backpressure: wait while the vector lane has too much queued."""
+        lane = self._store.vector_lane
+        if lane is not None:
+            await lane.wait_for_room()
+
+    async def _vectors_settled(self, mode: SearchMode, *keys: str) -> None:
+        """Read-your-writes for vector search: wait for this scope's queued rows."""
+        lane = self._store.vector_lane
+        if lane is not None and mode != "text":
+            await lane.settled(keys)
+
     async def _read(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
         """A unit of work that only reads SQL: on a reader thread for file databases (at
         most ``lanes.READ_LIMITS.per_workspace`` of them for one workspace at once)."""
+        self._pipeline.start()
         async with self._store.lanes.reads.slot(self.workspace):
             return await self._store.read(fn, self._ctx, *args, **kwargs)
 
     async def _run(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
+        self._pipeline.start()
         return await self._store.run(fn, self._ctx, *args, **kwargs)
+
+    async def _resume_workspace(self, workspace: str) -> None:
+        """Resume the pending extraction of ``workspace`` (the pipeline's store-wide
+        resume on first use): this view's own, or a sibling view's until it is done."""
+        if workspace == self.workspace:
+            await self._pipeline.resume()
+            return
+        view = self.for_workspace(workspace)
+        try:
+            await view.resume_extraction()
+        finally:
+            await view.aclose()
 
     # -- conversations ---------------------------------------------------------------
     async def create_conversation(
@@ -315,12 +353,12 @@ class SQLiteBackend(MemoryBackend):
         check_message(role, content)
         check_metadata(metadata)
         message = NewMessage(role=role, content=content, metadata=metadata)
-        embedded = await self._embed([content])
+        await self._vector_room()
         [stored], start = await self._run(
-            extraction.store_messages,
+            extraction_queue.store_messages,
             conversation_id,
             [message],
-            embedded,
+            None,
             self._pipeline.queues_messages,
         )
         await self._pipeline.after_write(conversation_id, [stored.id], start)
@@ -330,12 +368,12 @@ class SQLiteBackend(MemoryBackend):
         self, conversation_id: str, messages: Sequence[NewMessage]
     ) -> list[Message]:
         check_messages(messages)
-        embedded = await self._embed([m.content for m in messages])
+        await self._vector_room()
         stored, start = await self._run(
-            extraction.store_messages,
+            extraction_queue.store_messages,
             conversation_id,
             list(messages),
-            embedded,
+            None,
             self._pipeline.queues_messages,
         )
         await self._pipeline.after_write(conversation_id, [m.id for m in stored], start)
@@ -369,6 +407,7 @@ class SQLiteBackend(MemoryBackend):
         check_limit(limit)
         run_mode = self._search_mode(mode)
         query_vector = await self._embed_query(query, run_mode)
+        await self._vectors_settled(run_mode, conversation_key(conversation_id))
         return await self._read(
             conversations.search_messages,
             conversation_id,
@@ -565,7 +604,11 @@ class SQLiteBackend(MemoryBackend):
         check_query(query)
         check_limit(conversation_limit, name="conversation_limit")
         check_limit(per_conversation_limit, name="per_conversation_limit")
-        query_vector = await self._embed_query(query, self._search_mode(None))
+        run_mode = self._search_mode(None)
+        query_vector = await self._embed_query(query, run_mode)
+        await self._vectors_settled(
+            run_mode, partition_key(message_partition(self.workspace, user_id))
+        )
         return await self._read(
             conversations.search_user_messages,
             user_id,

@@ -29,6 +29,7 @@ from .rows import dumps, insert_rows, new_id, now, to_conversation, to_message, 
 from .search import Ranked, bm25, rank
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token
+from .vector_lane import QueuedVector
 from .vectors import Vector, Vectors
 
 __all__ = [
@@ -110,6 +111,8 @@ def add_messages(
 ) -> list[Message]:
     """Write messages (already validated) with their text and vector index entries.
 
+    ``embedded`` ``None`` (with embeddings on) leaves the vectors to the store's vector
+    lane, which embeds them in batches once this write has committed.
     ``extract`` queues user and assistant messages for extraction (a ``pending`` unit
     each, in the same transaction, so no message is ever stored without its unit).
     """
@@ -146,9 +149,18 @@ def add_messages(
     ]
     if units:
         conn.execute(insert(s.extraction_units), units)
-    if vectors is not None and embedded is not None:
+    if vectors is not None:
         part = message_partition(ctx.workspace, conv.user_id)
-        vectors.messages.add(conn, [(pk, part, conv.id) for pk in pks], embedded)
+        if embedded is not None:
+            vectors.messages.add(conn, [(pk, part, conv.id) for pk in pks], embedded)
+        else:
+            _queue_vectors(
+                ctx,
+                [
+                    QueuedVector(pk, row["content"], part, conv.id)
+                    for pk, row in zip(pks, rows, strict=True)
+                ],
+            )
     conn.execute(
         update(c)
         .where(c.c.pk == conv.pk)
@@ -156,6 +168,15 @@ def add_messages(
     )
     result = conn.execute(select(m).where(m.c.pk.in_(pks)).order_by(m.c.pk)).all()
     return [to_message(row, conv.id) for row in result]
+
+
+def _queue_vectors(ctx: Ctx, items: list[QueuedVector]) -> None:
+    """Leave the rows to the vector lane: a durable queue row each now, the lane's
+    in-memory queue once this transaction has committed."""
+    lane = ctx.store.vector_lane
+    assert lane is not None
+    ctx.conn.execute(insert(s.vector_queue), [{"message_pk": item.pk} for item in items])
+    ctx.store.after_commit(lambda: lane.enqueue(items))
 
 
 def list_messages(ctx: Ctx, conversation_id: str, limit: int) -> list[Message]:

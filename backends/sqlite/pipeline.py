@@ -10,9 +10,19 @@ Modes:
 
 - ``"sync"`` (default; what tests and a CI fake want): ``add_message`` returns after its
   extraction and any due summary are written, so the next read sees them.
-- ``"background"``: ``add_message`` returns at once; a task per conversation works through
-  the queue in order; ``wait_for_extraction(conversation_id)`` waits for it.
+- ``"background"`` (what ``nams-local serve`` uses, like hosted NAMS): ``add_message``
+  returns once the message and its ``pending`` unit are committed; a task per
+  conversation works through the queue in order; ``wait_for_extraction(conversation_id)``
+  waits for it — and for units still ``pending`` in the database that another process (or
+  one that died) left, which it takes over.
 - ``"off"``: nothing is extracted or summarised (messages report status ``skipped``).
+
+The queue is the ``extraction_units`` table, so it survives the process: the first call
+on a store (``Pipeline.start``) resumes every unit left ``pending`` in any of its
+workspaces, in the background, in either mode.
+
+The pipeline is handed what it needs (``PipelineLanes``: run a unit of work on the writer,
+read on a reader, embed texts) rather than the backend, so it never reaches into it.
 
 Nothing here can fail a write: an extractor that raises marks its message's unit
 ``failed`` (with the error) and logs a warning; a failing summariser logs a warning.
@@ -22,9 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
 from nams_local.extraction import (
     USER_DESCRIPTION,
@@ -35,14 +45,25 @@ from nams_local.extraction import (
     Summariser,
 )
 
-from . import extraction as x
-from .store import entity_text
+from . import extraction_queue as q
+from . import graph_writes as g
+from . import summaries as sm
+from .store import Ctx, entity_text
 from .vectors import Vectors
 
-if TYPE_CHECKING:
-    from .backend import SQLiteBackend
+__all__ = [
+    "DEFAULT_OBSERVATION_EVERY",
+    "DEFAULT_REFLECTION_EVERY",
+    "WAIT_SECONDS",
+    "ExtractionMode",
+    "Pipeline",
+    "PipelineConfig",
+    "PipelineLanes",
+    "RunUnit",
+]
 
-__all__ = ["DEFAULT_OBSERVATION_EVERY", "DEFAULT_REFLECTION_EVERY", "ExtractionMode", "Pipeline"]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 log = logging.getLogger("nams_local.extraction")
 
@@ -53,6 +74,37 @@ DEFAULT_OBSERVATION_EVERY = 10
 DEFAULT_REFLECTION_EVERY = 3
 #: Preceding messages handed to the extractor as context.
 RECENT_CONTEXT = 4
+#: How long ``wait`` waits at most for units another process is working on.
+WAIT_SECONDS = 60.0
+#: How often ``wait`` looks at the database while another process works.
+_POLL_SECONDS = 0.05
+
+
+class RunUnit(Protocol):
+    """Runs ``fn(ctx, *args, **kwargs)`` as a unit of work of the backend's workspace."""
+
+    async def __call__(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineLanes:
+    """What the pipeline needs from its backend, given explicitly."""
+
+    #: A unit of work on the writer thread (one transaction, committed before it returns).
+    run: RunUnit
+    #: A read-only unit of work (a reader thread on file databases).
+    read: RunUnit
+    #: Texts to vectors off the database threads; ``None`` with embeddings off.
+    embed: Callable[[list[str]], Awaitable[Vectors | None]]
+    #: Whether the store keeps vectors (new entities then need one).
+    has_vectors: bool
+    #: Every workspace with work left ``pending`` gets its extraction resumed by this:
+    #: ``(workspace) -> awaitable`` that queues and finishes it (once per store).
+    resume_workspace: Callable[[str], Awaitable[None]]
+    #: Claims the store-wide resume (``True`` once per store, for the first caller).
+    claim_resume: Callable[[], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +120,31 @@ class PipelineConfig:
 class Pipeline:
     """Runs extraction and summaries for one backend (see the module docstring)."""
 
-    def __init__(self, backend: SQLiteBackend, config: PipelineConfig) -> None:
-        self.backend = backend
+    def __init__(self, lanes: PipelineLanes, config: PipelineConfig) -> None:
+        self.lanes = lanes
         self.config = config
         #: The newest queued job of each conversation (background mode).
         self._jobs: dict[str, asyncio.Task[None]] = {}
+        #: Resuming what earlier processes left pending (``start``), while it runs.
+        self._resuming: asyncio.Task[None] | None = None
+        self._started = False
+
+    def start(self) -> None:
+        """On a store's first call: resume, in the background, every unit left ``pending``
+        in any of its workspaces (a crash, or a background process stopped mid-queue)."""
+        if self._started:
+            return
+        self._started = True
+        if not self.queues_messages or not self.lanes.claim_resume():
+            return
+        self._resuming = asyncio.get_running_loop().create_task(self._resume_store())
+
+    async def _resume_store(self) -> None:
+        try:
+            for workspace in await self.lanes.run(q.workspaces_with_pending):
+                await self.lanes.resume_workspace(workspace)
+        except Exception as error:  # the work stays pending for the next open
+            log.warning("resuming pending extraction failed: %r", error)
 
     @property
     def queues_messages(self) -> bool:
@@ -86,7 +158,7 @@ class Pipeline:
         )
 
     async def after_write(
-        self, conversation_id: str, message_ids: Sequence[str], start: x.Start | None = None
+        self, conversation_id: str, message_ids: Sequence[str], start: q.Start | None = None
     ) -> None:
         """Called after messages were stored: extract (and summarise) now or later.
         ``start`` is what ``extraction.store_messages`` read while storing them."""
@@ -108,7 +180,7 @@ class Pipeline:
         work a process stopped before finishing. Returns how many conversations it found."""
         if not self.queues_messages:
             return 0
-        found = await self.backend._run(x.conversations_with_pending)
+        found = await self.lanes.run(q.conversations_with_pending)
         for conversation_id in found:
             if self.config.mode == "sync":
                 await self._process(conversation_id, None)
@@ -128,7 +200,40 @@ class Pipeline:
         await self._process(conversation_id, ids)
 
     async def wait(self, conversation_id: str | None = None) -> None:
-        """Until the queued work of ``conversation_id`` (default: every conversation) is done."""
+        """Until the queued work of ``conversation_id`` (default: every conversation of the
+        workspace) is done: this process's jobs, then units still ``pending`` in the
+        database (left by a crash, or queued by another process), which it extracts
+        itself once and otherwise watches for at most ``WAIT_SECONDS``."""
+        self.start()
+        await self._resumed()
+        await self._local_jobs(conversation_id)
+        if not self.queues_messages:
+            return
+        if not await self.lanes.read(q.pending_count, conversation_id):
+            return
+        found = (
+            [conversation_id]
+            if conversation_id is not None
+            else await self.lanes.run(q.conversations_with_pending)
+        )
+        for cid in found:
+            if cid not in self._jobs:
+                self._queue(cid, None)
+        await self._local_jobs(conversation_id)
+        deadline = asyncio.get_running_loop().time() + WAIT_SECONDS
+        while await self.lanes.read(q.pending_count, conversation_id):
+            if asyncio.get_running_loop().time() >= deadline:
+                log.warning("extraction still pending after %.0f s", WAIT_SECONDS)
+                return
+            await asyncio.sleep(_POLL_SECONDS)
+
+    async def _resumed(self) -> None:
+        """Until the store-wide resume started on this event loop is done."""
+        task = self._resuming
+        if task is not None and task.get_loop() is asyncio.get_running_loop():
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _local_jobs(self, conversation_id: str | None) -> None:
         while True:
             if conversation_id is None:
                 tasks = list(self._jobs.values())
@@ -141,11 +246,12 @@ class Pipeline:
 
     async def aclose(self) -> None:
         """Finish queued work (so a closed store never holds half-written extraction)."""
-        await self.wait()
+        await self._resumed()
+        await self._local_jobs(None)
 
     # -- the work --------------------------------------------------------------------
     async def _process(
-        self, conversation_id: str, ids: list[str] | None, start: x.Start | None = None
+        self, conversation_id: str, ids: list[str] | None, start: q.Start | None = None
     ) -> None:
         try:
             due = None
@@ -157,18 +263,17 @@ class Pipeline:
             log.warning("extraction for conversation %s failed: %r", conversation_id, error)
 
     async def _extract(
-        self, conversation_id: str, ids: list[str] | None, start: x.Start | None
-    ) -> list[list[x.PendingMessage]] | None:
+        self, conversation_id: str, ids: list[str] | None, start: q.Start | None
+    ) -> list[list[sm.PendingMessage]] | None:
         """Extract and write; returns the observations now due (``None``: not looked up)."""
-        backend = self.backend
         extractor = self.config.extractor
         assert extractor is not None
         if start is None:
-            start = await backend._run(x.pending_messages, conversation_id, ids)
+            start = await self.lanes.run(q.pending_messages, conversation_id, ids)
         user_id, known, pending = start
         if not pending:
             return None
-        results: list[x.MessageExtraction] = []
+        results: list[g.MessageExtraction] = []
         recent: list[str] = []
         for message in pending:
             try:
@@ -184,14 +289,14 @@ class Pipeline:
             except Exception as failure:
                 log.warning("extracting message %s failed: %r", message.id, failure)
                 found, error = None, f"{type(failure).__name__}: {failure}"
-            results.append(x.MessageExtraction(message, found, error))
+            results.append(g.MessageExtraction(message, found, error))
             recent.append(message.content)
             if found is not None and found.user_name:
                 known = known or found.user_name
         vectors = await self._entity_vectors(results)
         every = self.config.observation_every if self.config.summariser is not None else None
-        return await backend._run(
-            x.apply_then_due,
+        return await self.lanes.run(
+            g.apply_then_due,
             conversation_id,
             user_id,
             results,
@@ -201,7 +306,7 @@ class Pipeline:
         )
 
     async def _entity_vectors(
-        self, results: Sequence[x.MessageExtraction]
+        self, results: Sequence[g.MessageExtraction]
     ) -> dict[tuple[str, str], Vectors]:
         """Vectors for the extracted entities that will be new: one embedding batch."""
         wanted: dict[tuple[str, str], str] = {}
@@ -210,12 +315,12 @@ class Pipeline:
                 wanted.setdefault((result.extraction.user_name, "person"), USER_DESCRIPTION)
             for entity in result.extraction.entities if result.extraction else ():
                 wanted.setdefault((entity.name, entity.type), entity.description)
-        if not wanted or self.backend.store.vectors is None:
+        if not wanted or not self.lanes.has_vectors:
             return {}
-        new = await self.backend._run(x.new_entity_names, list(wanted))
+        new = await self.lanes.run(g.new_entity_names, list(wanted))
         if not new:
             return {}
-        embedded = await self.backend._embed(
+        embedded = await self.lanes.embed(
             [entity_text(name, wanted[(name, type_)] or None) for name, type_ in new]
         )
         if embedded is None:
@@ -223,28 +328,24 @@ class Pipeline:
         return {key: embedded[i : i + 1] for i, key in enumerate(new)}
 
     async def _summarise(
-        self, conversation_id: str, due: list[list[x.PendingMessage]] | None = None
+        self, conversation_id: str, due: list[list[sm.PendingMessage]] | None = None
     ) -> None:
-        backend = self.backend
         summariser = self.config.summariser
         assert summariser is not None
+        run = self.lanes.run
         batches = due
         if batches is None:
-            batches = await backend._run(
-                x.due_observations, conversation_id, self.config.observation_every
-            )
+            batches = await run(sm.due_observations, conversation_id, self.config.observation_every)
         if not batches:
             return
         written = [
             (await summariser.observe([(msg.role, msg.content) for msg in batch]), batch)
             for batch in batches
         ]
-        await backend._run(x.add_observations, conversation_id, written)
+        await run(sm.add_observations, conversation_id, written)
         while True:
-            reflection = await backend._run(
-                x.due_reflection, conversation_id, self.config.reflection_every
-            )
+            reflection = await run(sm.due_reflection, conversation_id, self.config.reflection_every)
             if reflection is None:
                 return
             content = await summariser.reflect(reflection.observations, reflection.previous)
-            await backend._run(x.add_reflection, conversation_id, content, reflection)
+            await run(sm.add_reflection, conversation_id, content, reflection)

@@ -37,6 +37,7 @@ __all__ = [
     "steps",
     "tool_calls",
     "user_entities",
+    "vector_queue",
 ]
 
 #: Bump when the schema changes; ``store.py`` refuses a database from a newer version.
@@ -211,6 +212,14 @@ extraction_units = Table(
     Column("attempts", Integer, nullable=False, default=0),
     Column("last_run", Text, nullable=True),
     Column("error", Text, nullable=True),
+)
+
+#: Messages committed but not embedded yet (``vector_lane.py`` embeds them in batches after
+#: the write is acknowledged; rows a crash left are embedded when the store next opens).
+vector_queue = Table(
+    "vector_queue",
+    metadata,
+    Column("message_pk", Integer, ForeignKey("messages.pk", ondelete="CASCADE"), primary_key=True),
 )
 
 #: The person entity that stands for a user of a workspace: extraction binds "I" (and an

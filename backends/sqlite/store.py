@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, Engine, Row, Table, func, insert, select, text
+from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, text
 
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
@@ -32,7 +32,9 @@ from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
 from .lanes import Lanes
 from .resolution import Resolution
+from .vector_lane import VectorLane, embed_leftovers
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
+from .writer import WriterLane
 
 logger = logging.getLogger("nams_local.sqlite")
 
@@ -82,8 +84,9 @@ class SQLiteStore:
         self.lanes = lanes or Lanes()
         #: How entity names resolve to existing entities (aliases, candidate threshold).
         self.resolution = resolution or Resolution()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nams-sqlite")
+        self._writer = WriterLane("nams-sqlite", self._forget_mirrors)
         self._closed = False
+        self._resume_claimed = False
         self._lock = threading.Lock()
         self._graphs: dict[str, EntityGraphMirror] = {}
         want_vec = embedder is not None and vector_index != "numpy"
@@ -105,14 +108,21 @@ class SQLiteStore:
         self.identity = None if self.path == ":memory:" else FileIdentity(self.path)
         self.freshness = Freshness(self.drop_graph, self.vectors.entities if self.vectors else None)
         guard_writer(self.engine, self.freshness, self.identity)
-        self.conn: Connection = self._executor.submit(self.engine.connect).result()
+        self.conn: Connection = self._writer.call(self.engine.connect).result()
+        self._writer.conn = self.conn
         try:
-            self._executor.submit(self._migrate).result()
+            self._writer.call(self._migrate).result()
         except BaseException:  # a failed migration changed nothing: release the file
-            self._executor.submit(self.conn.close).result()
-            self._executor.shutdown(wait=True)
+            self._writer.call(self.conn.close).result()
+            self._writer.stop()
             self.engine.dispose()
             raise
+        #: Embeds committed messages in batches (``None`` without an embedder).
+        self.vector_lane: VectorLane | None = None
+        if self.vectors is not None:
+            self.vector_lane = VectorLane(
+                self.vectors.embedder, self.vectors.messages, self._on_writer
+            )
         # File databases also get reader threads with their own connections, so the
         # sources of one chat turn run in parallel (WAL readers never block the writer).
         self._readers: ThreadPoolExecutor | None = None
@@ -128,27 +138,39 @@ class SQLiteStore:
 
     # -- running work --------------------------------------------------------------
     async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-        """Run ``fn`` on the worker thread inside one transaction (rolled back on error)."""
+        """Run ``fn`` on the writer thread inside one transaction (rolled back on error),
+        committed together with the units queued beside it (``writer.py``); returns once
+        that commit is done."""
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._transaction, fn, args, kwargs)
+        return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs))
 
-    def _transaction(
-        self, fn: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]
-    ) -> R:
-        try:
-            with self.conn.begin():
-                return fn(*args, **kwargs)
-        except NamsError:
-            raise  # refused input: every unit of work checks before it changes anything
-        except BaseException:
-            # A unit of work that failed midway may have patched in-memory state (graph
-            # mirrors, cached entity vectors) that the rollback just undid on disk.
-            if self.vectors is not None:
-                self.vectors.entities.reset()
-            self._graphs.clear()
-            raise
+    @property
+    def writer(self) -> WriterLane:
+        """The writer lane (its queue and group statistics)."""
+        return self._writer
+
+    def claim_resume(self) -> bool:
+        """``True`` for the first caller only: who resumes the work earlier processes left
+        pending in this database (the extraction pipeline, once per store)."""
+        with self._lock:
+            claimed, self._resume_claimed = self._resume_claimed, True
+        return not claimed
+
+    def _on_writer(self, unit: Callable[[Connection], None]) -> None:
+        """Run ``unit(conn)`` as a unit of work and wait for its commit (lane threads)."""
+        self._writer.unit(unit, (self.conn,), {}).result()
+
+    def after_commit(self, hook: Callable[[], None]) -> None:
+        """From a unit of work: run ``hook`` once its transaction has committed."""
+        self._writer.after_commit(hook)
+
+    def _forget_mirrors(self, error: BaseException) -> None:
+        # A unit of work that failed midway may have patched in-memory state (graph
+        # mirrors, cached entity vectors) that the rollback just undid on disk.
+        if self.vectors is not None:
+            self.vectors.entities.reset()
+        self._graphs.clear()
 
     async def read(
         self, fn: Callable[Concatenate[Ctx, P], R], ctx: Ctx, *args: P.args, **kwargs: P.kwargs
@@ -180,7 +202,7 @@ class SQLiteStore:
 
     def run_sync(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``run`` for synchronous callers (the CLI); never call it from the worker thread."""
-        return self._executor.submit(self._transaction, fn, args, kwargs).result()
+        return self._writer.unit(fn, args, kwargs).result()
 
     def close(self) -> None:
         with self._lock:
@@ -188,9 +210,11 @@ class SQLiteStore:
                 return
             self._closed = True
         try:
-            self._executor.submit(self.conn.close).result()
+            if self.vector_lane is not None:
+                self.vector_lane.stop()  # embeds what is queued first
+            self._writer.call(self.conn.close).result()
         finally:
-            self._executor.shutdown(wait=True)
+            self._writer.stop()
             self.engine.dispose()
             if self._readers is not None:
                 self._readers.shutdown(wait=True)
@@ -257,7 +281,13 @@ class SQLiteStore:
             v = self.vectors
             wanted = f"{v.messages.kind}:{v.embedder.name}:{v.embedder.dimension}"
         if recorded == wanted:
+            if self.vectors is not None:
+                v = self.vectors
+                left = embed_leftovers(conn, v.embedder, v.messages, message_partition)
+                if left:
+                    logger.info("embedded %d messages a previous process had queued", left)
             return
+        conn.execute(delete(s.vector_queue))  # the rebuild (or no index) covers them all
         if self.vectors is not None:
             for index in (self.vectors.messages, self.vectors.entities):
                 index.drop(conn)

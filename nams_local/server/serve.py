@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import socket
 import sys
@@ -19,9 +20,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-__all__ = ["LOOPBACK_HOSTS", "bind", "run"]
+__all__ = ["DEFAULT_EXTRACTION", "LOOPBACK_HOSTS", "bind", "run"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+#: ``serve``'s extraction mode unless ``--extraction`` or ``$NAMS_EXTRACTION`` says
+#: otherwise: in the background, like hosted NAMS (the write's cost is the write's).
+DEFAULT_EXTRACTION = "background"
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -73,6 +78,7 @@ def run(
     max_body_bytes: int | None = None,
     out: TextIO | None = None,
     bridge: str | Path | None = None,
+    extraction: str | None = None,
     cypher_timeout: float | None = None,
     cypher_memory_mb: int | None = None,
 ) -> int:
@@ -82,6 +88,10 @@ def run(
     ``/bridge``. It has no authentication and wipes its store on request, so it is refused
     on any address but loopback (exit status 2). ``cypher_timeout`` (seconds) and
     ``cypher_memory_mb`` bound each Cypher query; its workers start with the server.
+
+    ``extraction`` defaults to ``$NAMS_EXTRACTION``, else ``"background"``: like hosted NAMS,
+    a write is acknowledged once the message and its extraction unit are committed, and
+    clients follow ``GET /v1/conversations/{id}/extraction-status``.
     """
     import uvicorn
 
@@ -112,7 +122,14 @@ def run(
     if cypher_memory_mb is not None:
         cypher["memory_mb"] = cypher_memory_mb
     try:
-        root = wiring.open_local_backend(path, embeddings=embeddings, cypher_limits=cypher)
+        chosen = (
+            extraction
+            or os.environ.get("NAMS_EXTRACTION", "").strip().lower()
+            or DEFAULT_EXTRACTION
+        )
+        root = wiring.open_local_backend(
+            path, embeddings=embeddings, extraction=chosen, cypher_limits=cypher
+        )
     except NamsError as exc:  # an option out of range, such as --cypher-timeout 0
         sock.close()
         print(f"nams-local serve: {exc.message}", file=sys.stderr)

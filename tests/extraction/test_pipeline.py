@@ -263,11 +263,9 @@ async def test_work_left_pending_by_a_stopped_process_is_resumed(tmp_path: Path)
         job.cancel()
     await asyncio.gather(*jobs, return_exceptions=True)
     engine.store.close()
+    # Opening the store is enough: its first call resumes the queue, no call needed.
     async with SQLiteBackend(db, embeddings=False) as reopened:
-        assert [u.status for u in (await reopened.get_extraction_status(conv.id)).units] == [
-            "pending"
-        ]
-        assert await reopened.resume_extraction() == 1
+        await reopened.wait_for_extraction(conv.id)
         assert [u.status for u in (await reopened.get_extraction_status(conv.id)).units] == ["done"]
         # "Flying to Quito": the (anonymous) user VISITS Quito.
         assert sorted(e.name for e in await reopened.list_entities()) == ["Quito", "User"]

@@ -116,10 +116,11 @@ async def test_short_term_memory_session(sdk: MemoryClient) -> None:
     assert [(str(c.id), c.metadata) for c in listed] == [(cid, {"topic": "moving"})]
     assert await st.list_conversations(user_identifier="nobody") == []
 
+    # serve extracts in the background (like hosted NAMS): wait, then the status is complete.
+    lt = cast(NamsLongTermMemory, sdk.long_term)
+    assert await lt.wait_for_extraction(session_id=cid, timeout=30) is True
     status = await st.get_extraction_status(cid)
     assert status.is_complete and sum(status.summary.values()) == 3 and len(status.messages) == 3
-    lt = cast(NamsLongTermMemory, sdk.long_term)
-    assert await lt.wait_for_extraction(session_id=cid, timeout=5) is True
     assert await st.get_observations(cid) == []
     assert await st.get_reflections(cid) == []
 
@@ -137,6 +138,7 @@ async def test_long_term_memory_session(sdk: MemoryClient, served: ServeProcess)
     lt, st = cast(NamsLongTermMemory, sdk.long_term), sdk.short_term
     conv = str((await st.create_conversation("s2", user_identifier="sdk-user")).id)
     await st.add_message(conv, "user", "Priya joined Azul Labs in Lisbon.")
+    assert await lt.wait_for_extraction(session_id=conv, timeout=30) is True
 
     priya = await lt.add_entity("Priya", "PERSON", description="a colleague")
     azul = await lt.add_entity("Azul Labs", "ORGANIZATION", description="a startup")

@@ -33,22 +33,33 @@ class ExplodingEmbedder(HashingEmbedder):
         return super()._embed(texts)
 
 
-async def test_a_failing_embedder_writes_nothing() -> None:
+async def test_a_failing_embedder_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    """Messages are embedded after their write is acknowledged (the vector lane): an
+    embedder that fails leaves them stored, found by text and queued, and the next open of
+    the file embeds them, so vector search finds them then."""
+    db = tmp_path / "memory.db"
     embedder = ExplodingEmbedder()
-    async with SQLiteBackend(":memory:", embedder=embedder) as backend:
+    async with SQLiteBackend(db, embedder=embedder, extraction="off") as backend:
         conv = await backend.create_conversation("u1")
         await backend.add_message(conv.id, "user", "first message about chess")
         embedder.fail = True
-        with pytest.raises(RuntimeError, match="exploded"):
-            await backend.add_messages(
-                conv.id, [NewMessage(role="user", content=f"chess line {i}") for i in range(5)]
-            )
+        stored = await backend.add_messages(
+            conv.id, [NewMessage(role="user", content=f"chess line {i}") for i in range(5)]
+        )
+        found = await backend.search_messages(conv.id, "chess line", mode="text", limit=10)
+        assert {m.id for m in stored} <= {m.id for m in found.items}
+        assert (await backend.get_conversation(conv.id)).message_count == 6
+        lane = backend.store.vector_lane
+        assert lane is not None
+        deadline = asyncio.get_running_loop().time() + 10
+        while lane.backlog and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)  # the lane gives up on the batch (a warning)
         embedder.fail = False
-        messages = await backend.list_messages(conv.id)
-        assert [m.content for m in messages] == ["first message about chess"]
-        found = await backend.search_messages(conv.id, "chess", mode="text")
-        assert [m.content for m in found.items] == ["first message about chess"]
-        assert (await backend.get_conversation(conv.id)).message_count == 1
+        missed = await backend.search_messages(conv.id, "chess line 3", mode="vector", limit=6)
+        assert "chess line 3" not in [m.content for m in missed.items]
+    async with SQLiteBackend(db, embedder=ExplodingEmbedder(), extraction="off") as reopened:
+        hit = await reopened.search_messages(conv.id, "chess line 3", mode="vector", limit=1)
+        assert [m.content for m in hit.items] == ["chess line 3"]
 
 
 async def test_concurrent_writes_all_land() -> None:
@@ -137,28 +148,46 @@ class GatedEmbedder(HashingEmbedder):
         return super()._embed(texts)
 
 
-async def test_searches_do_not_queue_behind_a_batch_being_embedded() -> None:
+async def test_writes_and_other_scopes_do_not_queue_behind_a_batch_being_embedded() -> None:
+    """Messages are acknowledged once committed and embedded afterwards: with the model
+    stuck on a batch, the write still returns, text search and lists see it, and a vector
+    search in another user's scope does not wait; the conversation's own vector search
+    waits for its rows and then finds them."""
     embedder = GatedEmbedder()
-    async with SQLiteBackend(":memory:", embedder=embedder) as backend:
+    async with SQLiteBackend(":memory:", embedder=embedder, extraction="off") as backend:
         conv = await backend.create_conversation("u1")
+        other = await backend.create_conversation("u2")
         await backend.add_message(conv.id, "user", "green tea every morning")
+        await backend.add_message(other.id, "user", "black coffee at noon")
+        await backend.search_messages(other.id, "coffee", mode="vector")  # both embedded
         embedder.hold = True
-        ingest = asyncio.create_task(
+        stored = await asyncio.wait_for(
             backend.add_messages(
                 conv.id, [NewMessage(role="user", content=f"line {i}") for i in range(100)]
-            )
+            ),
+            timeout=10,
         )
+        assert len(stored) == 100
         assert await asyncio.to_thread(embedder.entered.wait, 30)
         # The batch is stuck in the embedder; the database must still answer.
         found = await asyncio.wait_for(
-            backend.search_messages(conv.id, "green tea", mode="text"), timeout=10
+            backend.search_messages(conv.id, "line 7", mode="text", limit=1), timeout=10
         )
-        listed = await asyncio.wait_for(backend.list_messages(conv.id), timeout=10)
-        assert [m.content for m in found.items] == ["green tea every morning"]
-        assert len(listed) == 1
-        assert not ingest.done()
+        listed = await asyncio.wait_for(backend.list_messages(conv.id, limit=200), timeout=10)
+        assert [m.content for m in found.items] == ["line 7"]
+        assert len(listed) == 101
+        embedder.hold = False  # the query vector below is embedded at once
+        elsewhere = await asyncio.wait_for(
+            backend.search_messages(other.id, "black coffee at noon", mode="vector"), timeout=5
+        )
+        assert [m.content for m in elsewhere.items] == ["black coffee at noon"]
+        own = asyncio.create_task(
+            backend.search_messages(conv.id, "line 42", mode="vector", limit=1)
+        )
+        await asyncio.sleep(0.05)
+        assert not own.done()  # waiting for its own scope's queued rows
         embedder.gate.set()
-        assert len(await ingest) == 100
+        assert [m.content for m in (await asyncio.wait_for(own, 10)).items] == ["line 42"]
 
 
 async def test_metadata_that_json_cannot_hold_is_refused_and_nothing_written() -> None:

@@ -59,6 +59,9 @@ async def test_a_replaced_file_fails_requests_and_both_files_stay_whole(
     try:
         conversation = (await backend.create_conversation("u1")).id
         await backend.add_message(conversation, "user", "acknowledged before")
+        # Its vector is stored just after the ack (the vector lane): let that finish, so
+        # the store's last look at the path is the replaced file, not the moment between.
+        await backend.search_messages(conversation, "acknowledged before", mode="vector")
         move_away(path, kept)
         other = _open(path)  # someone puts another database at the path
         other_conversation = (await other.create_conversation("u2")).id

@@ -4,20 +4,17 @@
 any transaction) and then hands what it found to :func:`apply_extractions`, which in one
 transaction resolves names to entities (reusing existing ones, see ``resolution.py``),
 binds the speaking user, writes relationships (once per source, type and target) and
-mentions, and marks each message's extraction unit ``done`` or ``failed``.
-
-Observation and reflection bookkeeping is here too: which messages an observation is due
-for, and writing it (a reflection supersedes the current one).
+mentions, and marks each message's extraction unit ``done`` or ``failed``. A unit that is
+no longer ``pending`` (another worker finished it first) is left alone.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import insert, select, update
 
 from nams_local.extraction import (
     SELF,
@@ -27,46 +24,27 @@ from nams_local.extraction import (
     SkipEntity,
     is_meta_entity,
 )
-from nams_local.models import Message, NewMessage
 
 from . import schema as s
-from .conversations import EXTRACTED_ROLES, add_messages, conversation_row
 from .entities import add_entity, add_relationship, entity_row, merge_entities, update_entity
-from .rows import dumps, insert_rows, new_id, now
+from .rows import now
 from .store import Ctx, entity_text
+from .summaries import PendingMessage, due_observations
 from .vectors import Vectors
 
 __all__ = [
-    "EXTRACTED_ROLES",
+    "ANONYMOUS_USER",
     "MessageExtraction",
-    "PendingMessage",
-    "add_observations",
-    "add_reflection",
     "apply_extractions",
     "apply_then_due",
-    "conversations_with_pending",
-    "due_observations",
-    "due_reflection",
     "new_entity_names",
-    "pending_messages",
-    "store_messages",
     "user_name",
 ]
 
 #: Name of a user's person entity until a message states the name, when it has no id.
 ANONYMOUS_USER = "User"
 
-
-m, xu, e, ue = s.messages, s.extraction_units, s.entities, s.user_entities
-o, rf = s.observations, s.reflections
-
-
-@dataclass(frozen=True, slots=True)
-class PendingMessage:
-    pk: int
-    id: str
-    role: str
-    content: str
+xu, e, ue = s.extraction_units, s.entities, s.user_entities
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,60 +58,6 @@ class MessageExtraction:
 
 def _user_key(user_id: str | None) -> str:
     return user_id or ""
-
-
-#: What extracting a conversation's new messages starts from: the conversation's user id,
-#: the user's stated name, and the messages still ``pending``.
-Start = tuple[str | None, str | None, list[PendingMessage]]
-
-
-def pending_messages(ctx: Ctx, conversation_id: str, message_ids: Sequence[str] | None) -> Start:
-    """The conversation's user id, the user's stated name, and the messages whose
-    extraction is ``pending`` (``message_ids`` narrows them), oldest first."""
-    conv = conversation_row(ctx, conversation_id)
-    stmt = (
-        select(m.c.pk, m.c.id, m.c.role, m.c.content)
-        .join(xu, xu.c.message_pk == m.c.pk)
-        .where(m.c.conversation_pk == conv.pk, xu.c.status == "pending")
-        .order_by(m.c.pk)
-    )
-    if message_ids is not None:
-        stmt = stmt.where(m.c.id.in_(list(message_ids)))
-    rows = ctx.conn.execute(stmt).all()
-    pending = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
-    return conv.user_id, user_name(ctx, conv.user_id) if pending else None, pending
-
-
-def store_messages(
-    ctx: Ctx,
-    conversation_id: str,
-    messages: Sequence[NewMessage],
-    embedded: Vectors | None,
-    extract: bool,
-) -> tuple[list[Message], Start | None]:
-    """Write the messages and, when they are to be extracted, read in the same unit of
-    work what extraction starts from — one trip to the database thread instead of two."""
-    stored = add_messages(ctx, conversation_id, messages, embedded, extract)
-    if not extract:
-        return stored, None
-    return stored, pending_messages(ctx, conversation_id, [msg.id for msg in stored])
-
-
-def conversations_with_pending(ctx: Ctx) -> list[str]:
-    """Ids of the workspace's conversations that have messages still ``pending``."""
-    c = s.conversations
-    rows = ctx.conn.execute(
-        select(c.c.id)
-        .where(
-            c.c.workspace == ctx.workspace,
-            select(xu.c.message_pk)
-            .join(m, m.c.pk == xu.c.message_pk)
-            .where(m.c.conversation_pk == c.c.pk, xu.c.status == "pending")
-            .exists(),
-        )
-        .order_by(c.c.pk)
-    ).all()
-    return [row.id for row in rows]
 
 
 def _self_row(ctx: Ctx, user_id: str | None) -> Any:
@@ -272,10 +196,19 @@ def apply_extractions(
     vectors: Mapping[tuple[str, str], Vectors],
     skip_entity: SkipEntity | None,
 ) -> None:
-    """Write what was extracted from each message."""
+    """Write what was extracted from each message (still ``pending`` ones only)."""
     binder = _Binder(ctx, user_id, vectors, skip_entity or is_meta_entity)
     stamp = now()
+    still = set(
+        ctx.conn.execute(
+            select(xu.c.message_pk).where(
+                xu.c.message_pk.in_([r.message.pk for r in results]), xu.c.status == "pending"
+            )
+        ).scalars()
+    )
     for result in results:
+        if result.message.pk not in still:
+            continue
         message, found = result.message, result.extraction
         if found is None:
             _finish(ctx, message.pk, "failed", stamp, result.error)
@@ -334,120 +267,3 @@ def _finish(ctx: Ctx, message_pk: int, status: str, stamp: str, error: str | Non
         .where(xu.c.message_pk == message_pk)
         .values(status=status, attempts=xu.c.attempts + 1, last_run=stamp, error=error)
     )
-
-
-# -- observations and reflections ---------------------------------------------------------
-def _last_covered_pk(ctx: Ctx, conversation_pk: int) -> int:
-    """The newest message an observation of the conversation already covers (0: none)."""
-    latest = ctx.conn.execute(
-        select(o.c.source_msg_ids)
-        .where(o.c.conversation_pk == conversation_pk)
-        .order_by(o.c.pk.desc())
-        .limit(1)
-    ).scalar()
-    ids = json.loads(latest) if latest else []
-    if not ids:
-        return 0
-    pk = ctx.conn.execute(select(func.max(m.c.pk)).where(m.c.id.in_(ids))).scalar()
-    return int(pk or 0)
-
-
-def due_observations(ctx: Ctx, conversation_id: str, every: int) -> list[list[PendingMessage]]:
-    """Each next run of ``every`` messages no observation covers yet (whole runs only)."""
-    conv = conversation_row(ctx, conversation_id)
-    rows = ctx.conn.execute(
-        select(m.c.pk, m.c.id, m.c.role, m.c.content)
-        .where(
-            m.c.conversation_pk == conv.pk,
-            m.c.pk > _last_covered_pk(ctx, conv.pk),
-            m.c.role.in_(EXTRACTED_ROLES),
-        )
-        .order_by(m.c.pk)
-    ).all()
-    messages = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
-    whole = len(messages) - len(messages) % every
-    return [messages[i : i + every] for i in range(0, whole, every)]
-
-
-def add_observations(
-    ctx: Ctx, conversation_id: str, written: Sequence[tuple[str, Sequence[PendingMessage]]]
-) -> None:
-    """Write ``(content, the messages it covers)`` observations, oldest first."""
-    conv = conversation_row(ctx, conversation_id)
-    stamp = now()
-    insert_rows(
-        ctx.conn,
-        o,
-        [
-            {
-                "id": new_id(),
-                "workspace": ctx.workspace,
-                "conversation_pk": conv.pk,
-                "content": content,
-                "source_msg_ids": dumps([msg.id for msg in messages]),
-                "created_at": stamp,
-            }
-            for content, messages in written
-        ],
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class DueReflection:
-    observation_ids: list[str]
-    observations: list[str]
-    previous_id: str | None
-    previous: str | None
-
-
-def due_reflection(ctx: Ctx, conversation_id: str, every: int) -> DueReflection | None:
-    """The observations since the current reflection, when there are ``every`` of them."""
-    conv = conversation_row(ctx, conversation_id)
-    current = ctx.conn.execute(
-        select(rf.c.id, rf.c.content, rf.c.source_obs_ids)
-        .where(rf.c.conversation_pk == conv.pk, rf.c.superseded_by_id.is_(None))
-        .order_by(rf.c.pk.desc())
-        .limit(1)
-    ).first()
-    after = 0
-    if current is not None:
-        covered = json.loads(current.source_obs_ids) or []
-        if covered:
-            after = int(
-                ctx.conn.execute(select(func.max(o.c.pk)).where(o.c.id.in_(covered))).scalar() or 0
-            )
-    rows = ctx.conn.execute(
-        select(o.c.id, o.c.content)
-        .where(o.c.conversation_pk == conv.pk, o.c.pk > after)
-        .order_by(o.c.pk)
-        .limit(every)
-    ).all()
-    if len(rows) < every:
-        return None
-    return DueReflection(
-        observation_ids=[r.id for r in rows],
-        observations=[r.content for r in rows],
-        previous_id=current.id if current is not None else None,
-        previous=current.content if current is not None else None,
-    )
-
-
-def add_reflection(ctx: Ctx, conversation_id: str, content: str, due: DueReflection) -> str:
-    """Write the reflection; the one it replaces gets ``superseded_by_id``."""
-    conv = conversation_row(ctx, conversation_id)
-    reflection_id = new_id()
-    ctx.conn.execute(
-        insert(rf).values(
-            id=reflection_id,
-            workspace=ctx.workspace,
-            conversation_pk=conv.pk,
-            content=content,
-            source_obs_ids=dumps(due.observation_ids),
-            created_at=now(),
-        )
-    )
-    if due.previous_id is not None:
-        ctx.conn.execute(
-            update(rf).where(rf.c.id == due.previous_id).values(superseded_by_id=reflection_id)
-        )
-    return reflection_id

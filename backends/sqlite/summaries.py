@@ -1,0 +1,154 @@
+"""Observation and reflection bookkeeping: which messages an observation is due for, and
+writing observations and reflections (a reflection supersedes the current one).
+
+The summariser itself (possibly a model) runs in ``pipeline.py``, outside any transaction;
+these are the units of work before and after it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func, insert, select, update
+
+from . import schema as s
+from .conversations import EXTRACTED_ROLES, conversation_row
+from .rows import dumps, insert_rows, new_id, now
+from .store import Ctx
+
+__all__ = [
+    "DueReflection",
+    "PendingMessage",
+    "add_observations",
+    "add_reflection",
+    "due_observations",
+    "due_reflection",
+]
+
+m, o, rf = s.messages, s.observations, s.reflections
+
+
+@dataclass(frozen=True, slots=True)
+class PendingMessage:
+    pk: int
+    id: str
+    role: str
+    content: str
+
+
+def _last_covered_pk(ctx: Ctx, conversation_pk: int) -> int:
+    """The newest message an observation of the conversation already covers (0: none)."""
+    latest = ctx.conn.execute(
+        select(o.c.source_msg_ids)
+        .where(o.c.conversation_pk == conversation_pk)
+        .order_by(o.c.pk.desc())
+        .limit(1)
+    ).scalar()
+    ids = json.loads(latest) if latest else []
+    if not ids:
+        return 0
+    pk = ctx.conn.execute(select(func.max(m.c.pk)).where(m.c.id.in_(ids))).scalar()
+    return int(pk or 0)
+
+
+def due_observations(ctx: Ctx, conversation_id: str, every: int) -> list[list[PendingMessage]]:
+    """Each next run of ``every`` messages no observation covers yet (whole runs only)."""
+    conv = conversation_row(ctx, conversation_id)
+    rows = ctx.conn.execute(
+        select(m.c.pk, m.c.id, m.c.role, m.c.content)
+        .where(
+            m.c.conversation_pk == conv.pk,
+            m.c.pk > _last_covered_pk(ctx, conv.pk),
+            m.c.role.in_(EXTRACTED_ROLES),
+        )
+        .order_by(m.c.pk)
+    ).all()
+    messages = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
+    whole = len(messages) - len(messages) % every
+    return [messages[i : i + every] for i in range(0, whole, every)]
+
+
+def add_observations(
+    ctx: Ctx, conversation_id: str, written: Sequence[tuple[str, Sequence[PendingMessage]]]
+) -> None:
+    """Write ``(content, the messages it covers)`` observations, oldest first."""
+    conv = conversation_row(ctx, conversation_id)
+    stamp = now()
+    insert_rows(
+        ctx.conn,
+        o,
+        [
+            {
+                "id": new_id(),
+                "workspace": ctx.workspace,
+                "conversation_pk": conv.pk,
+                "content": content,
+                "source_msg_ids": dumps([msg.id for msg in messages]),
+                "created_at": stamp,
+            }
+            for content, messages in written
+        ],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DueReflection:
+    observation_ids: list[str]
+    observations: list[str]
+    previous_id: str | None
+    previous: str | None
+
+
+def due_reflection(ctx: Ctx, conversation_id: str, every: int) -> DueReflection | None:
+    """The observations since the current reflection, when there are ``every`` of them."""
+    conv = conversation_row(ctx, conversation_id)
+    current = ctx.conn.execute(
+        select(rf.c.id, rf.c.content, rf.c.source_obs_ids)
+        .where(rf.c.conversation_pk == conv.pk, rf.c.superseded_by_id.is_(None))
+        .order_by(rf.c.pk.desc())
+        .limit(1)
+    ).first()
+    after = 0
+    if current is not None:
+        covered = json.loads(current.source_obs_ids) or []
+        if covered:
+            after = int(
+                ctx.conn.execute(select(func.max(o.c.pk)).where(o.c.id.in_(covered))).scalar() or 0
+            )
+    rows = ctx.conn.execute(
+        select(o.c.id, o.c.content)
+        .where(o.c.conversation_pk == conv.pk, o.c.pk > after)
+        .order_by(o.c.pk)
+        .limit(every)
+    ).all()
+    if len(rows) < every:
+        return None
+    return DueReflection(
+        observation_ids=[r.id for r in rows],
+        observations=[r.content for r in rows],
+        previous_id=current.id if current is not None else None,
+        previous=current.content if current is not None else None,
+    )
+
+
+def add_reflection(ctx: Ctx, conversation_id: str, content: str, due: DueReflection) -> str:
+    """Write the reflection; the one it replaces gets ``superseded_by_id``."""
+    conv = conversation_row(ctx, conversation_id)
+    reflection_id = new_id()
+    ctx.conn.execute(
+        insert(rf).values(
+            id=reflection_id,
+            workspace=ctx.workspace,
+            conversation_pk=conv.pk,
+            content=content,
+            source_obs_ids=dumps(due.observation_ids),
+            created_at=now(),
+        )
+    )
+    if due.previous_id is not None:
+        ctx.conn.execute(
+            update(rf).where(rf.c.id == due.previous_id).values(superseded_by_id=reflection_id)
+        )
+    return reflection_id

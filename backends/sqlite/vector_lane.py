@@ -1,0 +1,310 @@
+"""The vector lane: messages are embedded after their write is acknowledged, in batches.
+
+Embedding a short text alone costs the model several milliseconds; embedding 64 together
+costs little more per text than the model's batched throughput. So a message write does
+not embed: it commits the message, its full-text entry and a ``vector_queue`` row (one
+group commit on the writer thread), and is acknowledged. This lane's thread then embeds
+whatever is queued in one batch (everything that arrived while the previous batch was
+being embedded, up to ``BATCH``) and stores the vectors in one writer unit of work.
+
+Read-your-writes stays true for vector search: a vector or hybrid search first waits
+(``pending``) until the rows that were queued in *its own* scope (the conversation, or
+the user's partition) when it started are embedded — never for other tenants' rows, and
+never longer than ``READ_WAIT_SECONDS`` (after that it answers from what is indexed; text
+search finds the message regardless). Writers are held back (``room``) while more than
+``MAX_BACKLOG`` rows wait, so a bulk ingest runs at the embedder's batched pace instead of
+growing the queue without bound.
+
+The queue is durable: a row queued by a process that died is embedded when the store is
+next opened (``embed_leftovers``), before anything reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, delete, select
+
+from nams_local.embeddings import Embedder
+
+from . import schema as s
+from .vectors import VectorIndex, Vectors
+
+__all__ = [
+    "BATCH",
+    "MAX_BACKLOG",
+    "READ_WAIT_SECONDS",
+    "QueuedVector",
+    "VectorLane",
+    "conversation_key",
+    "embed_leftovers",
+    "partition_key",
+]
+
+log = logging.getLogger("nams_local.sqlite")
+
+#: Texts embedded together at most.
+BATCH = 64
+#: Queued rows beyond which writers wait for the lane (they resume at half of it).
+MAX_BACKLOG = 1024
+#: How long a vector search waits for its own scope's queued rows at most.
+READ_WAIT_SECONDS = 10.0
+#: Attempts at embedding one batch before its rows are left for the next open.
+_ATTEMPTS = 3
+
+
+def conversation_key(conversation_id: str) -> str:
+    return f"c\x1f{conversation_id}"
+
+
+def partition_key(partition: str) -> str:
+    return f"p\x1f{partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedVector:
+    """A committed message waiting for its vector."""
+
+    pk: int
+    text: str
+    partition: str
+    conversation_id: str
+
+    def scopes(self) -> tuple[str, str]:
+        return conversation_key(self.conversation_id), partition_key(self.partition)
+
+
+@dataclass(eq=False)
+class _Waiter:
+    upto: int
+    future: Future[None] = field(default_factory=Future)
+
+
+#: Runs a unit of work on the writer thread and returns once it has committed.
+RunOnWriter = Callable[[Callable[[Connection], None]], None]
+
+
+class VectorLane:
+    """The embedding thread of a store (see the module docstring)."""
+
+    def __init__(self, embedder: Embedder, index: VectorIndex, run_on_writer: RunOnWriter) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._run_on_writer = run_on_writer
+        self._cond = threading.Condition()
+        self._queue: list[tuple[int, QueuedVector]] = []
+        self._seq = 0
+        #: Sequence numbers still pending (queued or being embedded), per scope key.
+        self._pending: dict[str, set[int]] = {}
+        self._waiters: dict[str, list[_Waiter]] = {}
+        self._backlog = 0
+        self._room: list[Future[None]] = []
+        self._drained: list[Future[None]] = []
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name="nams-sqlite-embed", daemon=True)
+        self._thread.start()
+
+    # -- producers and readers ---------------------------------------------------------
+    def enqueue(self, items: Sequence[QueuedVector]) -> None:
+        """Queue committed rows (called from the writer's commit hook)."""
+        with self._cond:
+            for item in items:
+                self._seq += 1
+                self._queue.append((self._seq, item))
+                for key in item.scopes():
+                    self._pending.setdefault(key, set()).add(self._seq)
+            self._backlog += len(items)
+            self._cond.notify()
+
+    def pending(self, keys: Iterable[str]) -> Future[None] | None:
+        """A future done once every row now queued under ``keys`` is embedded (``None``:
+        nothing is)."""
+        with self._cond:
+            waits = [(key, max(self._pending[key])) for key in keys if self._pending.get(key)]
+            if not waits:
+                return None
+            done: Future[None] = Future()
+            remaining = [len(waits)]
+
+            def one_done(_: Future[None]) -> None:
+                with self._cond:
+                    remaining[0] -= 1
+                    last = remaining[0] == 0
+                if last and not done.done():
+                    done.set_result(None)
+
+            for key, upto in waits:
+                waiter = _Waiter(upto)
+                self._waiters.setdefault(key, []).append(waiter)
+                waiter.future.add_done_callback(one_done)
+            return done
+
+    def room(self) -> Future[None] | None:
+        """A future done once the backlog is low enough for another write (``None``: now)."""
+        with self._cond:
+            if self._backlog < MAX_BACKLOG:
+                return None
+            future: Future[None] = Future()
+            self._room.append(future)
+            return future
+
+    async def settled(self, keys: Iterable[str]) -> None:
+        """Wait (at most ``READ_WAIT_SECONDS``) for the rows queued now under ``keys``."""
+        future = self.pending(keys)
+        if future is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(future), READ_WAIT_SECONDS)
+        except TimeoutError:
+            log.warning("vector search went ahead with rows still waiting to be embedded")
+
+    async def wait_for_room(self) -> None:
+        """Wait while the backlog is over ``MAX_BACKLOG`` (a writer's backpressure)."""
+        future = self.room()
+        if future is not None:
+            await asyncio.wrap_future(future)
+
+    async def drained(self) -> None:
+        """Wait until nothing is queued (benchmarks: ingest counts until it is indexed)."""
+        with self._cond:
+            if self._backlog == 0:
+                return
+            future: Future[None] = Future()
+            self._drained.append(future)
+        await asyncio.wrap_future(future)
+
+    @property
+    def backlog(self) -> int:
+        return self._backlog
+
+    def stop(self) -> None:
+        """Embed what is queued, then end the thread."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        self._thread.join()
+
+    # -- the thread ----------------------------------------------------------------------
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._stopping:
+                    self._cond.wait()
+                if not self._queue:
+                    return
+                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+            try:
+                self._embed_and_store([item for _, item in batch])
+            finally:
+                self._release(batch)
+
+    def _embed_and_store(self, items: list[QueuedVector]) -> None:
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                vectors = self._embedder.embed([item.text for item in items])
+                self._run_on_writer(
+                    functools.partial(
+                        store_vectors, index=self._index, items=items, vectors=vectors
+                    )
+                )
+                return
+            except Exception as error:
+                if attempt == _ATTEMPTS:
+                    log.warning(
+                        "embedding %d queued messages failed (%r); they stay queued and are "
+                        "embedded when the store is next opened",
+                        len(items),
+                        error,
+                    )
+                    return
+                time.sleep(0.05 * attempt)
+
+    def _release(self, batch: list[tuple[int, QueuedVector]]) -> None:
+        ready: list[Future[None]] = []
+        with self._cond:
+            for seq, item in batch:
+                for key in item.scopes():
+                    seqs = self._pending.get(key)
+                    if seqs is not None:
+                        seqs.discard(seq)
+                        if not seqs:
+                            del self._pending[key]
+                    ready.extend(self._ready_waiters(key))
+            self._backlog -= len(batch)
+            if self._backlog <= MAX_BACKLOG // 2:
+                ready.extend(self._room)
+                self._room = []
+            if self._backlog == 0:
+                ready.extend(self._drained)
+                self._drained = []
+        for future in ready:
+            if not future.done():
+                future.set_result(None)
+
+    def _ready_waiters(self, key: str) -> list[Future[None]]:
+        waiters = self._waiters.get(key)
+        if not waiters:
+            return []
+        seqs = self._pending.get(key)
+        oldest = min(seqs) if seqs else None
+        keep, ready = [], []
+        for waiter in waiters:
+            if oldest is None or oldest > waiter.upto:
+                ready.append(waiter.future)
+            elif not waiter.future.cancelled():
+                keep.append(waiter)
+        if keep:
+            self._waiters[key] = keep
+        else:
+            del self._waiters[key]
+        return ready
+
+
+def store_vectors(
+    conn: Connection, index: VectorIndex, items: Sequence[QueuedVector], vectors: Vectors
+) -> None:
+    """Index the vectors of the rows still queued (a message deleted meanwhile took its
+    queue row with it) and dequeue them."""
+    q = s.vector_queue
+    pks = [item.pk for item in items]
+    still = set(conn.execute(select(q.c.message_pk).where(q.c.message_pk.in_(pks))).scalars())
+    keep = [i for i, item in enumerate(items) if item.pk in still]
+    if keep:
+        index.add(
+            conn,
+            [(items[i].pk, items[i].partition, items[i].conversation_id) for i in keep],
+            vectors[keep],
+        )
+        conn.execute(delete(q).where(q.c.message_pk.in_([items[i].pk for i in keep])))
+
+
+def embed_leftovers(
+    conn: Connection,
+    embedder: Embedder,
+    index: VectorIndex,
+    message_partition: Callable[[str, str | None], str],
+) -> int:
+    """Embed the rows a previous process queued but never embedded (on open); returns how
+    many there were."""
+    m, c, q = s.messages, s.conversations, s.vector_queue
+    rows = conn.execute(
+        select(m.c.pk, m.c.content, c.c.workspace, c.c.user_id, c.c.id)
+        .join(q, q.c.message_pk == m.c.pk)
+        .join(c, c.c.pk == m.c.conversation_pk)
+        .order_by(m.c.pk)
+    ).all()
+    for start in range(0, len(rows), BATCH):
+        chunk = rows[start : start + BATCH]
+        items = [
+            QueuedVector(r.pk, r.content, message_partition(r.workspace, r.user_id), r.id)
+            for r in chunk
+        ]
+        store_vectors(conn, index, items, embedder.embed([item.text for item in items]))
+    return len(rows)
