@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import httpx
@@ -77,6 +78,22 @@ async def sdk(served: ServeProcess) -> AsyncIterator[MemoryClient]:
         yield client
 
 
+@pytest.fixture
+def own_served(tmp_path: Path) -> Iterator[ServeProcess]:
+    """A server of the test's own, for a session that must not depend on which other
+    tests ran before it on the same (pytest-xdist) worker."""
+    args = ["--port", "0", "--db", str(tmp_path / "own.db"), "--no-embeddings", "--api-key", KEY]
+    with serve_process(args, tmp_path) as process:
+        yield process
+        assert process.stop(signal.SIGTERM) == 0
+
+
+@pytest.fixture
+async def own_sdk(own_served: ServeProcess) -> AsyncIterator[MemoryClient]:
+    async with MemoryClient(_settings(own_served)) as client:
+        yield client
+
+
 async def test_short_term_memory_session(sdk: MemoryClient) -> None:
     st = cast(NamsShortTermMemory, sdk.short_term)
     conv = await st.create_conversation(
@@ -134,8 +151,19 @@ async def _transport(sdk: MemoryClient, spec: Any, **kwargs: Any) -> Any:
     return await sdk._nams_backend.transport.request(spec, **kwargs)  # type: ignore[union-attr]
 
 
-async def test_long_term_memory_session(sdk: MemoryClient, served: ServeProcess) -> None:
+async def test_long_term_memory_session(own_sdk: MemoryClient, own_served: ServeProcess) -> None:
+    sdk, served = own_sdk, own_served
     lt, st = cast(NamsLongTermMemory, sdk.long_term), sdk.short_term
+    # What the user said of themselves in an earlier session, then today's message.
+    earlier = str((await st.create_conversation("s1", user_identifier="sdk-user")).id)
+    await st.bulk_add_messages(
+        earlier,
+        [
+            {"role": "user", "content": "I moved to Lisbon last spring."},
+            {"role": "user", "content": "I work at Azul Labs."},
+        ],
+    )
+    assert await lt.wait_for_extraction(session_id=earlier, timeout=30) is True
     conv = str((await st.create_conversation("s2", user_identifier="sdk-user")).id)
     await st.add_message(conv, "user", "Priya joined Azul Labs in Lisbon.")
     assert await lt.wait_for_extraction(session_id=conv, timeout=30) is True

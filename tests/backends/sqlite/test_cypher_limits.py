@@ -68,7 +68,9 @@ async def _wait_for(condition: object, timeout: float, what: str) -> None:
 
 
 async def test_a_query_past_the_time_limit_is_stopped_and_names_it() -> None:
-    backend = await _open(CypherLimits(timeout=1.0))
+    # Memory generous enough that time is the limit that trips (on a fast machine the
+    # cartesian product passes the default 512 MB in under a second).
+    backend = await _open(CypherLimits(timeout=1.0, memory_mb=4096))
     try:
         assert (await backend.query(COUNT)).rows == [{"n": ENTITIES}]  # the worker is warm
         started = time.monotonic()
