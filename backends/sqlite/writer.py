@@ -145,17 +145,17 @@ class WriterLane:
             batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
             if not batch:
                 continue
-            if batch[0].unit:
-                self.largest_group = max(self.largest_group, len(batch))
-                self.commits += 1
-                self.units += len(batch)
             if not batch[0].unit:
                 job = batch[0]
                 try:
                     job.future.set_result(job.fn(*job.args, **job.kwargs))
                 except BaseException as error:
                     job.future.set_exception(error)
-            elif len(batch) == 1:
+                continue
+            self.largest_group = max(self.largest_group, len(batch))
+            self.commits += 1
+            self.units += len(batch)
+            if len(batch) == 1:
                 self._alone(batch[0])
             else:
                 self._group(batch)
