@@ -4,7 +4,9 @@
 proves, end to end and with no key or network, that the engine stores, searches and links
 memories, ``serve`` makes the engine look like hosted NAMS to any client over HTTP, and
 ``mcp`` serves memory as MCP tools (stdio or streamable HTTP) to any MCP client.
-Heavy imports happen inside the commands so ``--help`` is instant.
+Heavy imports happen inside the commands so ``--help`` is instant. A new command goes in a
+module of this package named for it (its body and a ``register(subparsers)``), wired here
+by one call, so commands do not grow one file.
 """
 
 from __future__ import annotations
@@ -18,19 +20,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .__version__ import __version__
+from ..__version__ import __version__
 
 __all__ = ["main"]
 
 
 def _open(db: str | None, embeddings: bool) -> Any:
-    from .config import open_local_backend
+    from ..config import open_local_backend
 
     return open_local_backend(db, embeddings=embeddings)
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from .backend import MemoryBackend, SupportsInfo
+    from ..backend import MemoryBackend, SupportsInfo
 
     backend: MemoryBackend = _open(args.db, not args.no_embeddings)
     try:
@@ -64,7 +66,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         backend = _open(db, not args.no_embeddings)
 
         async def run() -> None:
-            from .demo import run_demo
+            from ..demo import run_demo
 
             try:
                 await run_demo(backend, sys.stdout)
@@ -76,7 +78,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .server.serve import run
+    from ..server.serve import run
 
     return run(
         host=args.host,
@@ -93,7 +95,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from .mcp_serve import run
+    from ..mcp_serve import run
 
     return run(
         transport=args.transport,
@@ -235,7 +237,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     result: int = args.func(args)
     return result
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
