@@ -82,7 +82,16 @@ def _stored(properties: str | None) -> dict[str, Any]:
     return {k: v for k, v in extra.items() if not k.startswith("__")}
 
 
-def _nodes(label: str, records: list[dict[str, Any]], title: str = "id") -> dict[str, Any]:
+_NO_TITLE = "_nams_title"
+
+
+def _nodes(label: str, records: list[dict[str, Any]], title: str = _NO_TITLE) -> dict[str, Any]:
+    """A node spec. kglite gives every node a title and answers ``n.name`` with it when
+    the node has no ``name``: nodes without a name get a null title, so ``m.name`` of a
+    message is null (as in Neo4j), not its id."""
+    if title == _NO_TITLE:
+        for record in records:
+            record[_NO_TITLE] = None
     return {"type": label, "id_field": "id", "title_field": title, "records": records}
 
 
@@ -331,10 +340,7 @@ def _node(value: dict[str, Any]) -> dict[str, Any]:
     ``type`` (the primary label) keys: an entity's ``type`` is its own stored type."""
     properties = dict(value["properties"])
     labels = value["labels"]
-    if "title" in properties and properties["title"] in (
-        properties.get("name"),
-        properties.get("id"),
-    ):
+    if "title" in properties and properties["title"] in (None, properties.get("name")):
         del properties["title"]
     if labels and labels[0] != "Entity" and properties.get("type") == labels[0]:
         del properties["type"]
