@@ -209,6 +209,10 @@ class CypherPool:
         self._busy: set[_Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
+        #: Jobs that carried a projection (the worker had no current graph) and jobs run
+        #: on a worker's cached graph (for tests, benchmarks and diagnostics).
+        self.projections_sent = 0
+        self.cache_hits = 0
         # One thread per worker waits for its answer, so the event loop never blocks.
         self._threads = ThreadPoolExecutor(
             max_workers=limits.workers + 1, thread_name_prefix="nams-cypher"
@@ -313,7 +317,10 @@ class CypherPool:
                 reply = await send((workspace, version), None)
             if reply[0] == "stale":  # not cached (or no longer): send the projection
                 version, projection = await load()
+                self.projections_sent += 1
                 reply = await send((workspace, version), projection)
+            else:
+                self.cache_hits += 1
         finally:
             self._give_back(worker)
         return _result(reply, limits)
