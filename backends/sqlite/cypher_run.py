@@ -410,6 +410,8 @@ def answer(graph: Any, statement: Statement, *, timeout_ms: int, row_limit: int)
         raise  # the worker's memory limit, not the query's fault
     except Exception as exc:  # kglite signals unsupported or failing reads with many types
         raise InvalidInputError(_cypher_message(_message(exc))) from exc
+    if not isinstance(found, kglite.ResultView):  # ``RETURN ... FORMAT CSV``: a text
+        raise InvalidInputError("FORMAT is not supported: a query answers rows of JSON values")
     columns = [str(c) for c in found.columns]
     return columns, [{c: _value(row.get(c)) for c in columns} for row in found.to_list()]
 

@@ -129,6 +129,7 @@ async def test_writes_are_refused_and_change_nothing(
             {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
             "deep",
         ),
+        ("MATCH (p) RETURN p.name FORMAT CSV", None, "FORMAT is not supported"),
         ("   ", None, "cypher is required"),
     ],
 )
