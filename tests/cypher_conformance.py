@@ -131,6 +131,12 @@ CASES = [
         "MATCH (n) WHERE n:Location OR n:Organization RETURN n.name ORDER BY n.name",
         [{"n.name": "Acme"}, {"n.name": "London"}],
     ),
+    Case(
+        "label-test-in-a-list-comprehension",
+        "MATCH p = (:conversation)-[:HAS_MESSAGE]->(m)-[:mentions]->(e:location) "
+        "RETURN [n IN nodes(p) WHERE n:Message OR n:Location | n.role] AS found",
+        [{"found": ["user", None]}],
+    ),
     # -- parameters and literals --------------------------------------------------------
     Case(
         "return-parameter",

@@ -242,17 +242,21 @@ def _rewrite(cypher: str, params: dict[str, Any]) -> str:
         prev = tokens[i - 1] if i else None
         after_dot = prev is not None and prev.text == "."
         if token.kind == "punct" and token.text in "([{":
-            brackets.append(token.text)
+            # ``-[`` opens a relationship pattern ("r"); any other ``[`` a list.
+            relationship = token.text == "[" and prev is not None and prev.text == "-"
+            brackets.append("r" if relationship else token.text)
         elif token.kind == "punct" and token.text in ")]}" and brackets:
             brackets.pop()  # unbalanced ones are the parser's to report, on the query itself
-        starts_label = (
-            prev is not None and prev.text == ":" and (not brackets or brackets[-1] != "{")
+        top = brackets[-1] if brackets else ""
+        starts_label = prev is not None and prev.text == ":" and top != "{"
+        # ``:A|B`` in a pattern or a label test; in a list, ``|`` ends a comprehension's WHERE.
+        continues_label = (
+            in_label and prev is not None and prev.text in ("|", "&", "!") and top != "["
         )
-        continues_label = in_label and prev is not None and prev.text in ("|", "&", "!")
         if token.kind in ("name", "quoted") and (starts_label or continues_label):
             in_label = True
-            relationship = "[" in brackets[-1:]
             name = _unquote(token)
+            relationship = top == "r"
             out[i] = label_key(name) if relationship else canonical_label(name)
             continue
         if not (token.kind == "punct" and token.text in "|&!:"):
