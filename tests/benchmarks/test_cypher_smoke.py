@@ -10,10 +10,8 @@ from benchmarks.cypher_latency import QUERIES, main
 
 def test_cypher_latency_benchmark_runs(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    code = main(
-        ["--entities", "40", "--conversations", "3", "--messages-per-conversation", "2"]
-        + ["--repeats", "2", "--quiet", "--json", str(out)]
-    )
+    small = ["--entities", "40", "--conversations", "3", "--messages-per-conversation", "2"]
+    code = main([*small, "--repeats", "2", "--quiet", "--json", str(out)])
     assert code == 0
     results = json.loads(out.read_text())
     assert results["workload"]["entities"] == 40
