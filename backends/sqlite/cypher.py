@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, Table, select
 
 from nams_local.models import QueryResult
 
@@ -44,61 +44,54 @@ def current_generation(ctx: Ctx) -> int:
     return generation(ctx.conn, ctx.workspace)
 
 
+#: The columns read per table, in ``cypher_run.Projection``'s order.
+_ENTITY: tuple[str, ...] = (
+    *("pk", "id", "name", "type", "description", "properties", "confidence"),
+    *("user_score", "confirmed", "source_stage", "created_at", "updated_at", "merged_into_pk"),
+)
+_RELATIONSHIP: tuple[str, ...] = (
+    *("source_pk", "target_pk", "id", "type", "properties", "confidence", "created_at"),
+)
+_CONVERSATION: tuple[str, ...] = (
+    *("pk", "id", "user_id", "metadata", "message_count", "created_at", "updated_at"),
+)
+_MESSAGE: tuple[str, ...] = (
+    *("pk", "id", "conversation_pk", "role", "content", "metadata", "token_count"),
+    "created_at",
+)
+_STEP: tuple[str, ...] = (
+    *("pk", "id", "conversation_pk", "reasoning", "action_taken", "result", "created_at"),
+)
+_TOOL_CALL: tuple[str, ...] = (
+    *("id", "step_pk", "tool_name", "input", "output", "status", "duration_ms", "created_at"),
+)
+
+
+def _columns(table: Table, names: tuple[str, ...]) -> Select[Any]:
+    return select(*(table.c[name] for name in names))
+
+
 def load_projection(ctx: Ctx) -> tuple[int, Projection]:
     """The workspace's memory graph as raw rows, and the version they are of (read in one
-    transaction, so the rows are exactly that version)."""
+    transaction, so the rows are exactly that version). Messages and steps are found
+    through their conversation (the indexed path)."""
     conn, ws = ctx.conn, ctx.workspace
     e, r, c, m = s.entities, s.relationships, s.conversations, s.messages
     st, tc, mn = s.steps, s.tool_calls, s.entity_mentions
 
-    def rows(query: Any) -> list[tuple[Any, ...]]:
+    def rows(query: Select[Any]) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in conn.execute(query)]
 
     version = generation(conn, ws)
-    entity_columns = [
-        *("pk", "id", "name", "type", "description", "properties", "confidence"),
-        *("user_score", "confirmed", "source_stage", "created_at", "updated_at"),
-    ]
     projection = Projection(
         entities=rows(
-            select(*(e.c[n] for n in entity_columns), e.c.merged_into_pk).where(
-                e.c.workspace == ws, e.c.merged_into_pk.is_(None)
-            )
+            _columns(e, _ENTITY).where(e.c.workspace == ws, e.c.merged_into_pk.is_(None))
         ),
-        relationships=rows(
-            select(
-                r.c.source_pk,
-                r.c.target_pk,
-                r.c.id,
-                r.c.type,
-                r.c.properties,
-                r.c.confidence,
-                r.c.created_at,
-            ).where(r.c.workspace == ws)
-        ),
-        conversations=rows(
-            select(
-                c.c.pk,
-                c.c.id,
-                c.c.user_id,
-                c.c.metadata,
-                c.c.message_count,
-                c.c.created_at,
-                c.c.updated_at,
-            ).where(c.c.workspace == ws)
-        ),
+        relationships=rows(_columns(r, _RELATIONSHIP).where(r.c.workspace == ws)),
+        conversations=rows(_columns(c, _CONVERSATION).where(c.c.workspace == ws)),
         messages=rows(
-            select(
-                m.c.pk,
-                m.c.id,
-                m.c.conversation_pk,
-                m.c.role,
-                m.c.content,
-                m.c.metadata,
-                m.c.token_count,
-                m.c.created_at,
-            )
-            .join(c, c.c.pk == m.c.conversation_pk)  # by conversation: the indexed path
+            _columns(m, _MESSAGE)
+            .join(c, c.c.pk == m.c.conversation_pk)
             .where(c.c.workspace == ws)
             .order_by(m.c.conversation_pk, m.c.pk)
         ),
@@ -108,31 +101,12 @@ def load_projection(ctx: Ctx) -> tuple[int, Projection]:
             .where(e.c.workspace == ws)
         ),
         steps=rows(
-            select(
-                st.c.pk,
-                st.c.id,
-                st.c.conversation_pk,
-                st.c.reasoning,
-                st.c.action_taken,
-                st.c.result,
-                st.c.created_at,
-            )
+            _columns(st, _STEP)
             .join(c, c.c.pk == st.c.conversation_pk)
             .where(c.c.workspace == ws)
             .order_by(st.c.conversation_pk, st.c.pk)
         ),
-        tool_calls=rows(
-            select(
-                tc.c.id,
-                tc.c.step_pk,
-                tc.c.tool_name,
-                tc.c.input,
-                tc.c.output,
-                tc.c.status,
-                tc.c.duration_ms,
-                tc.c.created_at,
-            ).where(tc.c.workspace == ws)
-        ),
+        tool_calls=rows(_columns(tc, _TOOL_CALL).where(tc.c.workspace == ws)),
     )
     return version, projection
 
