@@ -336,7 +336,7 @@ async def test_limit_pages_rows_after_aggregation(
         ("MATCH (n:Nothing) RETURN count(n) AS total SKIP 1", []),
         ("MATCH (n:Nothing) RETURN count(n) AS total LIMIT 0", []),
         ("MATCH (n:Nothing) RETURN collect(n.name) AS names LIMIT 1", [{"names": []}]),
-        # Two MATCH clauses: grand-cypher limits each part before joining, ordering and
+        # Two MATCH clauses: the earlier engine limited each part before joining, ordering and
         # filtering them, so the engine must page the finished rows itself.
         (
             "MATCH (p:Person) MATCH (o:Organization) "
