@@ -1,12 +1,19 @@
 """Read-only Cypher latency on the local engine, and where the time goes.
 
-A seeded graph of ``--entities`` entities (people, organisations, places, concepts) with
-``--edges-per-entity`` typed relationships each is written through the backend API into an
-in-memory database. Then each query shape the engine supports is run ``--repeats`` times,
-interleaved, through ``SQLiteBackend.query``; beside it, the two parts alone: reading the
-projection from SQLite (``cypher.load_graph``) and interpreting one query on a ready
-projection (``cypher.run_statement``). The projection is read afresh for every query (no
-cache), so the split says what a cache could save.
+A seeded memory graph — ``--entities`` entities (people, organisations, places, concepts)
+with ``--edges-per-entity`` typed relationships each, and ``--conversations`` conversations of
+``--messages-per-conversation`` messages with a reasoning step and a tool call each — is
+written through the backend API into an in-memory database. Each query shape is run
+``--repeats`` times, interleaved, through ``SQLiteBackend.query`` in two conditions:
+
+* **cached**: nothing was written since the last query, so the worker answers from the
+  graph it keeps (``cypher_worker``): no read, no pickling, no build;
+* **after a write**: a relationship is written before each query, so the projection is read,
+  sent and built again (the cost every query paid before the cache).
+
+Beside them, the parts alone: reading the projection from SQLite (``cypher.load_projection``),
+building the graph (``cypher_run.build_graph``) and interpreting one query on a built graph
+(``cypher.run_statement``).
 
 Run ``python -m benchmarks cypher_latency --help`` for the options.
 """
@@ -21,7 +28,8 @@ import time
 from typing import Any
 
 from backends.sqlite import SQLiteBackend
-from backends.sqlite.cypher import load_graph, run_statement
+from backends.sqlite.cypher import load_projection, run_statement
+from backends.sqlite.cypher_run import build_graph
 from backends.sqlite.cypher_text import prepare
 from backends.sqlite.store import Ctx
 
@@ -58,6 +66,19 @@ QUERIES: list[tuple[str, str, dict[str, Any]]] = [
         "MATCH (a:Person {name: $name})-[*1..2]->(c) RETURN DISTINCT c.name LIMIT 20",
         {"name": "person 3"},
     ),
+    (
+        "messages-of-a-user",
+        "MATCH (c:Conversation {user_id: $user})-[:HAS_MESSAGE]->(m:Message) "
+        "RETURN m.role AS role, m.content AS content ORDER BY m.timestamp LIMIT 20",
+        {"user": "user 1"},
+    ),
+    (
+        "steps-and-tools",
+        "MATCH (c:Conversation)-[:HAS_STEP]->(s:ReasoningStep) "
+        "OPTIONAL MATCH (s)-[:USES_TOOL]->(t:ToolCall) "
+        "RETURN c.user_id AS user, count(s) AS steps, collect(t.tool_name) AS tools LIMIT 10",
+        {},
+    ),
 ]
 
 
@@ -67,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_workload_options(parser, entities=1000, seed=42)
     parser.add_argument("--edges-per-entity", type=positive, default=2)
+    parser.add_argument("--conversations", type=positive, default=20)
+    parser.add_argument("--messages-per-conversation", type=positive, default=15)
     parser.add_argument("--repeats", type=positive, default=20)
     add_output_options(parser)
     return parser
@@ -84,6 +107,13 @@ async def _populate(backend: SQLiteBackend, args: argparse.Namespace) -> None:
             target = rng.choice(ids)
             if target != source:
                 await backend.add_relationship(source, target, rng.choice(RELATIONS))
+    for n in range(args.conversations):
+        conversation = await backend.create_conversation(f"user {n}")
+        for i in range(args.messages_per_conversation):
+            role = "user" if i % 2 == 0 else "assistant"
+            await backend.add_message(conversation.id, role, f"message {i} of conversation {n}")
+        step = await backend.record_step(conversation.id, "look it up", "search", "found")
+        await backend.record_tool_call("search", '{"q": "x"}', "ok", "success", step.id, 5)
 
 
 def _ms(start: float) -> float:
@@ -95,26 +125,36 @@ def _summary(samples: list[float]) -> dict[str, float]:
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
-    backend = SQLiteBackend(":memory:", embeddings=False)
+    backend = SQLiteBackend(":memory:", embeddings=False, extraction="off")
     try:
         started = time.perf_counter()
         await _populate(backend, args)
-        say(args, f"populated {args.entities} entities in {_ms(started) / 1000:.1f} s")
+        say(args, f"populated the memory graph in {_ms(started) / 1000:.1f} s")
         ctx = Ctx(backend.store, backend.workspace)
         statements = {name: prepare(cypher, params) for name, cypher, params in QUERIES}
-        total: dict[str, list[float]] = {name: [] for name, _, _ in QUERIES}
+        cached: dict[str, list[float]] = {name: [] for name, _, _ in QUERIES}
+        written: dict[str, list[float]] = {name: [] for name, _, _ in QUERIES}
         interpret: dict[str, list[float]] = {name: [] for name, _, _ in QUERIES}
-        loads: list[float] = []
+        reads: list[float] = []
+        builds: list[float] = []
         rows: dict[str, int] = {}
+        ids = [e.id for e in (await backend.list_entities())[:2]]
         for _ in range(args.repeats):
             for name, cypher, params in QUERIES:
+                await backend.add_relationship(ids[0], ids[1], "TOUCHED")
+                start = time.perf_counter()
+                await backend.query(cypher, params)
+                written[name].append(_ms(start))
                 start = time.perf_counter()
                 result = await backend.query(cypher, params)
-                total[name].append(_ms(start))
+                cached[name].append(_ms(start))
                 rows[name] = len(result.rows)
             start = time.perf_counter()
-            graph = backend.store.run_sync(load_graph, ctx)
-            loads.append(_ms(start))
+            _, projection = backend.store.run_sync(load_projection, ctx)
+            reads.append(_ms(start))
+            start = time.perf_counter()
+            graph = build_graph(projection)
+            builds.append(_ms(start))
             for name, statement in statements.items():
                 start = time.perf_counter()
                 run_statement(graph, statement)
@@ -122,12 +162,21 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         return {
             "workload": {
                 "entities": args.entities,
-                "relationships": graph.number_of_edges(),
+                "relationships": len(projection.relationships),
+                "messages": len(projection.messages),
+                "steps": len(projection.steps),
+                "tool_calls": len(projection.tool_calls),
                 "repeats": args.repeats,
             },
-            "load_graph": _summary(loads),
+            "load_graph": _summary(reads),
+            "build_graph": _summary(builds),
             "queries": {
-                name: {"rows": rows[name], **_summary(total[name]), "interpret": _summary(ms)}
+                name: {
+                    "rows": rows[name],
+                    **_summary(cached[name]),
+                    "after_write": _summary(written[name]),
+                    "interpret": _summary(ms),
+                }
                 for name, ms in interpret.items()
             },
             "machine": machine(),
@@ -140,14 +189,19 @@ def _table(results: dict[str, Any]) -> str:
     w = results["workload"]
     lines = [
         f"Cypher on the local engine: {w['entities']} entities, {w['relationships']} "
-        f"relationships, {w['repeats']} runs per query",
+        f"relationships, {w['messages']} messages, {w['steps']} steps, {w['tool_calls']} "
+        f"tool calls; {w['repeats']} runs per query",
         f"  read projection from SQLite   p50 {results['load_graph']['p50_ms']:7.1f} ms   "
         f"p95 {results['load_graph']['p95_ms']:7.1f} ms",
-        f"  {'query':24} {'rows':>5} {'total p50':>10} {'p95':>8} {'interpret p50':>14}",
+        f"  build the graph (in a worker) p50 {results['build_graph']['p50_ms']:7.1f} ms   "
+        f"p95 {results['build_graph']['p95_ms']:7.1f} ms",
+        f"  {'query':20} {'rows':>5} {'cached p50':>11} {'p95':>8} {'after write p50':>16} "
+        f"{'p95':>8} {'interpret p50':>14}",
     ]
     for name, q in results["queries"].items():
         lines.append(
-            f"  {name:24} {q['rows']:5d} {q['p50_ms']:8.1f}ms {q['p95_ms']:6.1f}ms "
+            f"  {name:20} {q['rows']:5d} {q['p50_ms']:9.1f}ms {q['p95_ms']:6.1f}ms "
+            f"{q['after_write']['p50_ms']:14.1f}ms {q['after_write']['p95_ms']:6.1f}ms "
             f"{q['interpret']['p50_ms']:12.1f}ms"
         )
     return "\n".join(lines)

@@ -128,4 +128,10 @@ WRITES = [
     "CALL db.labels()",
     "LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line",
     "MATCH (n) FOREACH (x IN [1] | SET n.x = x)",
+    # kglite's own: a write without CREATE, an unbounded procedure, a subquery, a file.
+    "INSERT (n:Person {name: 'Mallory'}) RETURN n",
+    "MATCH (n) NODETACH DELETE n",
+    "CALL pagerank() YIELD node, score RETURN node, score",
+    "CALL { MATCH (n) RETURN n } RETURN n",
+    "LOAD CSV WITH HEADERS FROM 'file:///etc/hostname' AS row RETURN row",
 ]

@@ -557,14 +557,17 @@ class SQLiteBackend(MemoryBackend):
 
     # -- query -----------------------------------------------------------------------
     async def query(self, cypher: str, params: dict[str, Any] | None = None) -> QueryResult:
-        """Read-only Cypher (the subset in ``cypher.SUPPORTED``); writes are refused before
+        """Read-only Cypher over the workspace's memory graph (``docs/cypher.md``); writes,
+        procedures and file loads are refused before
         anything is read. The query runs in a Cypher worker process within the store's
         limits (``cypher_pool.CypherLimits``); cancelling the call kills that worker."""
         statement = prepare_cypher(check_required(cypher, "cypher"), params)
         lanes = self._store.lanes
         async with lanes.cypher_slots.slot(self.workspace):
-            projection = await self._read(cypher_graph.load_projection)
-            return await lanes.cypher.run(projection, statement)
+            version = await self._read(cypher_graph.current_generation)
+            return await lanes.cypher.run(
+                statement, self.workspace, version, lambda: self._read(cypher_graph.load_projection)
+            )
 
     # -- extensions ------------------------------------------------------------------
     async def add_relationship(

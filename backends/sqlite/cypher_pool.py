@@ -1,8 +1,8 @@
 """Cypher in worker processes that can be killed: the time, memory and row limits.
 
-grand-cypher is pure Python over networkx: a cartesian product of three ``MATCH`` clauses
-over two thousand entities grew a server by 3 GB in seven seconds, and nothing can stop a
-Python function running on a thread. So queries run in a small pool of worker processes:
+A Cypher query can ask for a cartesian product of every node with every node: it would
+grow a server by gigabytes in seconds, and nothing can stop native code or a Python function
+running on a thread from outside. So queries run in a small pool of worker processes:
 
 * **time**: the parent waits ``timeout`` seconds for the answer, then kills the worker
   (SIGKILL) and answers ``LimitExceededError`` (400) naming the limit;
@@ -15,10 +15,15 @@ Python function running on a thread. So queries run in a small pool of worker pr
   ``routes/query.py``) the worker is killed at once, so its CPU stops with the request.
 
 Workers are forked from a ``forkserver`` that has imported ``cypher_worker`` (and so the
-interpreter) once, so a replacement costs a fork, not an interpreter start. The parent sends
-each job the workspace's projection as plain rows (``cypher.Projection``); the worker builds
-the graph and runs the query, so neither the interpreter nor the graph build holds the
-server's GIL. Idle workers are reused for the next job.
+interpreter) once, so a replacement costs a fork, not an interpreter start. A worker keeps
+the graph it last built, by workspace and graph version (``cypher_generations.py``); the
+parent sends a job the workspace's projection as plain rows (``cypher.Projection``) only when
+the worker it took has another cached, so an unchanged workspace is neither read, sent nor
+built again, and neither the interpreter nor the graph build holds the server's GIL. Idle
+workers are reused for the next job.
+
+The interpreter (kglite) stops a query at the time limit itself, and the worker survives
+with its graph; the parent still kills a worker that has not answered a moment later.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import spawn as mp_spawn
@@ -39,6 +45,14 @@ from nams_local.models import QueryResult
 from . import cypher_worker
 from .cypher_run import Projection
 from .cypher_text import Statement
+
+#: Seconds the parent waits past the time limit before it kills a worker: the engine
+#: stops a query at the limit itself (``("deadline",)``), keeping the worker and its
+#: cached graph; the kill is for what the engine's deadline does not cover.
+_KILL_GRACE = 1.0
+
+#: Reads the workspace's projection and the graph version it is of.
+Loader = Callable[[], Awaitable[tuple[int, Projection]]]
 
 __all__ = ["DEFAULT_CYPHER_TIMEOUT", "CypherLimits", "CypherPool"]
 
@@ -133,6 +147,8 @@ class _Worker:
         self.killed = False
         #: A job has been sent and its answer not yet received.
         self.in_flight = False
+        #: The key of the graph the worker has cached (``cypher_worker._Cache``).
+        self.cached: cypher_worker.Key | None = None
 
     @property
     def pid(self) -> int:
@@ -153,18 +169,27 @@ class _Worker:
         """Send ``job`` and wait up to ``timeout`` s (on a pool thread, never the loop)."""
         self.in_flight = True
         try:
+            self.cached = None  # unknown until the answer says the worker is alive
             self.conn.send(job)
-            if not self.conn.poll(timeout):
+            if not self.conn.poll(timeout + _KILL_GRACE):
                 self.kill()
                 return ("timeout",)
             reply: tuple[Any, ...] = self.conn.recv()
         except (EOFError, OSError):
-            reply = ("died",)
+            reply = ("memory",) if self._aborted() else ("died",)
         finally:
             self.in_flight = False
         if reply[0] in ("memory", "died", "timeout") or self.killed:
             self.close()
+        elif reply[0] != "stale":
+            self.cached = job[1]
         return reply
+
+    def _aborted(self) -> bool:
+        """Whether the worker died of ``SIGABRT``: kglite's allocator failing at the
+        address-space cap aborts the process (Rust's out-of-memory handler)."""
+        self.process.join(timeout=5)
+        return bool(self.process.exitcode == -signal.SIGABRT)
 
     def close(self) -> None:
         self.kill()
@@ -184,6 +209,10 @@ class CypherPool:
         self._busy: set[_Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
+        #: Jobs that carried a projection (the worker had no current graph) and jobs run
+        #: on a worker's cached graph (for tests, benchmarks and diagnostics).
+        self.projections_sent = 0
+        self.cache_hits = 0
         # One thread per worker waits for its answer, so the event loop never blocks.
         self._threads = ThreadPoolExecutor(
             max_workers=limits.workers + 1, thread_name_prefix="nams-cypher"
@@ -257,8 +286,13 @@ class CypherPool:
         with self._lock:
             return [w.pid for w in self._busy if w.alive and w.in_flight]
 
-    async def run(self, projection: Projection, statement: Statement) -> QueryResult:
-        """Run ``statement`` over ``projection`` in a worker, within the limits."""
+    async def run(
+        self, statement: Statement, workspace: str, version: int, load: Loader
+    ) -> QueryResult:
+        """Run ``statement`` over the workspace's graph in a worker, within the limits.
+
+        ``version`` is the workspace's graph version now: a worker that has that graph
+        cached gets no projection; any other gets the one ``load`` reads."""
         loop = asyncio.get_running_loop()
         limits = self.limits
         take = loop.run_in_executor(self._threads, self._take)
@@ -268,13 +302,25 @@ class CypherPool:
             take.add_done_callback(self._give_back_taken)
             raise
         try:
-            job = (statement, projection, limits.max_rows)
-            call = loop.run_in_executor(self._threads, worker.call, job, limits.timeout)
-            try:
-                reply = await asyncio.shield(call)
-            except asyncio.CancelledError:
-                worker.kill()  # the caller left: stop the work now, not at the timeout
-                raise
+
+            async def send(key: cypher_worker.Key, projection: Projection | None) -> Any:
+                job = (statement, key, projection, limits.max_rows, limits.timeout)
+                call = loop.run_in_executor(self._threads, worker.call, job, limits.timeout)
+                try:
+                    return await asyncio.shield(call)
+                except asyncio.CancelledError:
+                    worker.kill()  # the caller left: stop the work now, not at the timeout
+                    raise
+
+            reply: tuple[Any, ...] = ("stale",)
+            if worker.cached == (workspace, version):
+                reply = await send((workspace, version), None)
+            if reply[0] == "stale":  # not cached (or no longer): send the projection
+                version, projection = await load()
+                self.projections_sent += 1
+                reply = await send((workspace, version), projection)
+            else:
+                self.cache_hits += 1
         finally:
             self._give_back(worker)
         return _result(reply, limits)
@@ -299,10 +345,10 @@ def _result(reply: tuple[Any, ...], limits: CypherLimits) -> QueryResult:
         raise InvalidInputError(reply[1])
     if kind == "rows":
         raise LimitExceededError(
-            f"Cypher query answered {reply[1]} rows, more than the row limit of "
-            f"{limits.max_rows}: add a LIMIT or narrow the MATCH"
+            f"Cypher query answered more rows than the row limit of {limits.max_rows}: "
+            "add a LIMIT or narrow the MATCH"
         )
-    if kind == "timeout":
+    if kind in ("timeout", "deadline"):
         raise LimitExceededError(
             f"Cypher query stopped: it ran longer than the time limit of {limits.timeout:g} s "
             "(cypher_timeout); narrow the MATCH or add a WHERE"

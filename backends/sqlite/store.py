@@ -26,6 +26,7 @@ from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
 from . import entity_keys
 from . import schema as s
+from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
@@ -262,7 +263,7 @@ class SQLiteStore:
                     conn.execute(text(stmt))
             self._prepare_vectors(conn)
             entity_keys.migrate(conn)
-            for ddl in GENERATIONS_DDL:
+            for ddl in (*GENERATIONS_DDL, *CYPHER_GENERATIONS_DDL):
                 conn.exec_driver_sql(ddl)
         self.freshness.attach(conn.connection.dbapi_connection)
 

@@ -106,33 +106,30 @@ async def test_writes_are_refused_and_change_nothing(
 @pytest.mark.parametrize(
     ("cypher", "params", "message"),
     [
-        ("MATCH (n RETURN n", None, "unclosed"),
-        ("MATCH (n)) RETURN n", None, "unbalanced"),
+        ("MATCH (n RETURN n", None, "syntax error at line 1, col 17"),
+        ("MATCH (n)) RETURN n", None, "syntax"),
         ("MATCH (n) WHERE n.name = 'open RETURN n", None, "unterminated"),
-        ("MATCH (n) RETURN", None, "empty item in the RETURN"),
+        ("MATCH (n) RETURN", None, "syntax"),
         ("MATCH (n) WHERE n.name = RETURN n", None, "syntax"),
-        ("RETURN 1", None, "syntax"),
         ("MATCH (n)", None, "RETURN"),
-        ("MATCH (n) RETURN n.name, n.name", None, "duplicate"),
+        ("MATCH (n) RETURN n.name, n.name", None, "same name"),
         ("MATCH (n) WHERE n.name = $who RETURN n", None, r"\$who"),
-        ("MATCH (n) WHERE n.name = $who RETURN n", {"who": {"a": 1}}, r"\$who"),
+        ("MATCH (n) WHERE n.name = $who RETURN n", {"who": object()}, r"\$who"),
         ("MATCH (n) WHERE n.x = $x RETURN n", {"x": float("nan")}, "finite"),
+        ("MATCH (n) WHERE n.x = $x RETURN n", {"x": 2**64}, "64 bits"),
         ("MATCH (n) WHERE n.name = 'a\\qb' RETURN n", None, "escape"),
         ("MATCH (n) WHERE n.name = '\\uD83D' RETURN n", None, "surrogate"),
         ("MATCH (n) WHERE n.name = $x RETURN n", {"x": "\ud800"}, "surrogate"),
-        ("MATCH (n) RETURN n.`odd name`", None, "not supported"),
-        ("MATCH (a {name: 'Ada'})-[r]-(b) RETURN b.name", None, "undirected"),
-        ("MATCH (a)--(b) RETURN b.name", None, "undirected"),
-        ("MATCH (p) WHERE p.description IS NOT NULL RETURN p", None, "syntax"),
-        ("OPTIONAL MATCH (p) RETURN p", None, "syntax"),
-        ("MATCH (p) RETURN p.name LIMIT $n", {"n": 1.5}, "LIMIT takes"),
-        (
-            "MATCH (p) WHERE " + " OR ".join(f"p.name = 'n{i}'" for i in range(34)) + " RETURN p",
-            None,
-            "too many AND/OR",
-        ),
+        ("MATCH (p) RETURN p.name LIMIT $n", {"n": 1.5}, "LIMIT"),
+        ("MATCH (p) RETURN p.nope(1)", None, "Unknown function"),
         ("MATCH (p) RETURN p // " + "x" * 10_000, None, "too long"),
-        ("MATCH (p) WHERE p.name IN $names RETURN p", {"names": ["x" * 99] * 100}, "too long"),
+        ("MATCH (p) WHERE p.name IN $names RETURN p", {"names": ["x" * 999] * 1001}, "too long"),
+        (
+            "MATCH (p) RETURN $deep",
+            {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
+            "deep",
+        ),
+        ("MATCH (p) RETURN p.name FORMAT CSV", None, "FORMAT is not supported"),
         ("   ", None, "cypher is required"),
     ],
 )
@@ -145,6 +142,26 @@ async def test_bad_cypher_is_invalid_input(
 ) -> None:
     with pytest.raises(InvalidInputError, match=message):
         await backend.query(cypher, params)
+
+
+@pytest.mark.parametrize(
+    "cypher",
+    [
+        "MATCH (n:person RETURN n",
+        "MATCH (n:Person)-[:works_at]->(o) RETURN o.name AS x, n.`born` + AS y",
+        "MATCH /* a comment */ (n:person) WHERE n.name = 'A\\'da' RETURN n.name n.x",
+    ],
+)
+async def test_syntax_errors_quote_the_callers_own_query(
+    backend: SQLiteBackend, ids: dict[str, str], cypher: str
+) -> None:
+    """The engine runs labels spelled one way and escapes decoded; an error never shows
+    that rewrite, only the caller's text (block comments as spaces)."""
+    with pytest.raises(InvalidInputError, match="syntax") as caught:
+        await backend.query(cypher)
+    quoted = caught.value.message.splitlines()[1].strip()
+    plain = cypher.replace("/* a comment */", " " * len("/* a comment */"))
+    assert quoted == plain.strip() or quoted in plain
 
 
 async def test_a_query_sees_only_its_workspace(backend: SQLiteBackend, ids: dict[str, str]) -> None:
@@ -219,7 +236,7 @@ async def test_distinct_rows_then_skip_and_limit(
             [{"p.name": "Ada"}],
         ),
         (
-            "MATCH /* CREATE */ (p:Person) MATCH (o:Organization) RETURN count(*) AS pairs",
+            "MATCH /* CREATE */ (p:Person)\nMATCH (o:Organization) RETURN count(*) AS pairs",
             [{"pairs": 6}],
         ),
         (
@@ -319,7 +336,7 @@ async def test_limit_pages_rows_after_aggregation(
         ("MATCH (n:Nothing) RETURN count(n) AS total SKIP 1", []),
         ("MATCH (n:Nothing) RETURN count(n) AS total LIMIT 0", []),
         ("MATCH (n:Nothing) RETURN collect(n.name) AS names LIMIT 1", [{"names": []}]),
-        # Two MATCH clauses: grand-cypher limits each part before joining, ordering and
+        # Two MATCH clauses: the earlier engine limited each part before joining, ordering and
         # filtering them, so the engine must page the finished rows itself.
         (
             "MATCH (p:Person) MATCH (o:Organization) "
