@@ -219,7 +219,7 @@ def _run_bench(bench_args: list[str]) -> int:
     """
     import importlib
 
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])  # nams_local/cli/__init__.py
     if not (Path(root) / "benchmarks" / "__main__.py").exists():
         print("nams-local bench needs a source checkout (benchmarks/ beside nams_local/)")
         return 2
