@@ -73,8 +73,11 @@ class RunMemory:
 
     @staticmethod
     def block(turn: Turn) -> str:
-        """The memory block of ``turn`` (``""`` when nothing was recalled)."""
-        return format_memory_block(turn.memories)
+        """The memory block of ``turn`` (``""`` when nothing was recalled), less any hit
+        that is the run's own prompt: a framework may store the prompt before the first
+        model call (the Agents SDK's session does), and the model has it already."""
+        asked = turn.user_text.strip()
+        return format_memory_block([h for h in turn.memories if h.content.strip() != asked])
 
     async def remember(self, turn: Turn, answer: str) -> None:
         """Store the run: the user's text, then ``answer``; never raises."""

@@ -151,6 +151,7 @@ async def test_two_sessions_memory_reaches_the_second_run_once_per_run() -> None
             assert call.system_instructions is not None
             assert call.system_instructions.startswith("Be brief.")
             assert "oolong from Taiwan" in call.system_instructions
+            assert QUESTION not in call.system_instructions  # stored already, not recalled
         assert counted.calls["search_user_messages"] == 2  # one recall + the tool's query
         assert "oolong from Taiwan" in str(model.calls[1].input[-1])
 
