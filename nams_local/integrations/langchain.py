@@ -30,12 +30,12 @@ from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.runtime import Runtime
 
 from ..backend import MemoryBackend
-from ..scope import ScopeLike, as_scope
+from ..scope import ScopeLike
 from .agent_runs import RunMemory, with_block
 from .middleware import Turn
+from .nams import create_nams
 from .sync import shared_loop
-from .tool import Tool
-from .tools import MemoryToolSet
+from .tool import Tool, ToolSet
 
 __all__ = ["NamsAgentState", "NamsMiddleware", "langchain_tools", "memory_tools"]
 
@@ -152,18 +152,11 @@ def _langchain_tool(tool: Tool) -> BaseTool:
     )
 
 
-def langchain_tools(tools: MemoryToolSet) -> list[BaseTool]:
+def langchain_tools(tools: ToolSet) -> list[BaseTool]:
     """A tool set (e.g. ``Nams.tools(scope)``) as LangChain tools, in order."""
     return [_langchain_tool(tool) for tool in tools.values()]
 
 
 def memory_tools(backend: MemoryBackend, scope: ScopeLike, **config: Any) -> list[BaseTool]:
     """``query_memory`` and ``store_memory`` for ``scope`` as LangChain tools."""
-    chosen = as_scope(scope)
-    memory = RunMemory(
-        backend,
-        user_id=chosen.user_id,
-        conversation_id=chosen.conversation_id,
-        **config,
-    )
-    return langchain_tools(memory.tools())
+    return langchain_tools(create_nams(backend, **config).tools(scope))

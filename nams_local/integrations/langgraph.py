@@ -157,33 +157,24 @@ class NamsStore(BaseStore):
         raise TypeError(f"unknown store operation {type(op).__name__}")
 
 
-def _item(stored: StoredItem) -> Item:
-    return Item(
-        value=stored.value,
-        key=stored.key,
-        namespace=stored.namespace,
-        created_at=stored.created_at,
-        updated_at=stored.updated_at,
-    )
-
-
-def _search_item(stored: StoredItem) -> SearchItem:
-    return SearchItem(
-        namespace=stored.namespace,
-        key=stored.key,
-        value=stored.value,
-        created_at=stored.created_at,
-        updated_at=stored.updated_at,
-        score=stored.score,
-    )
+def _fields(stored: StoredItem) -> dict[str, Any]:
+    return {
+        "namespace": stored.namespace,
+        "key": stored.key,
+        "value": stored.value,
+        "created_at": stored.created_at,
+        "updated_at": stored.updated_at,
+    }
 
 
 def _result(op: Op, result: ItemResult) -> Result:
     if isinstance(op, GetOp):
-        return _item(result) if isinstance(result, StoredItem) else None
+        return Item(**_fields(result)) if isinstance(result, StoredItem) else None
     if isinstance(op, SearchOp):
         assert isinstance(result, list)
-        return [_search_item(r) for r in result if isinstance(r, StoredItem)]
+        return [
+            SearchItem(**_fields(r), score=r.score) for r in result if isinstance(r, StoredItem)
+        ]
     if isinstance(op, ListNamespacesOp):
         assert isinstance(result, list)
         return [r for r in result if isinstance(r, tuple)]

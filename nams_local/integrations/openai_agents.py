@@ -38,8 +38,7 @@ from ..log import MemoryLogger
 from ..models import Message, NewMessage
 from .agent_runs import RunMemory, with_block
 from .session_turns import AUDIT_MAX_CHARS, NAMS_KIND
-from .tool import Tool
-from .tools import MemoryToolSet
+from .tool import Tool, ToolSet
 
 __all__ = ["ITEM_KEY", "SESSION_KEY", "NamsSession", "function_tools"]
 
@@ -108,7 +107,7 @@ def _function_tool(tool: Tool) -> FunctionTool:
     )
 
 
-def function_tools(tools: MemoryToolSet) -> list[AgentTool]:
+def function_tools(tools: ToolSet) -> list[AgentTool]:
     """A tool set (e.g. ``Nams.tools(scope)``) as Agents SDK function tools."""
     return [_function_tool(tool) for tool in tools.values()]
 

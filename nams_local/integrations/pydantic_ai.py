@@ -29,8 +29,7 @@ from pydantic_core import to_json
 from ..backend import MemoryBackend
 from .agent_runs import RunMemory
 from .middleware import Turn
-from .tool import Tool
-from .tools import MemoryToolSet
+from .tool import Tool, ToolSet
 
 __all__ = ["NamsMemory", "memory_toolset"]
 
@@ -61,7 +60,7 @@ def _pydantic_tool(tool: Tool) -> PydanticTool[Any]:
     return PydanticTool.from_schema(run, tool.name, tool.description, tool.parameters)
 
 
-def memory_toolset(tools: MemoryToolSet) -> FunctionToolset[Any]:
+def memory_toolset(tools: ToolSet) -> FunctionToolset[Any]:
     """A tool set (e.g. ``Nams.tools(scope)`` or ``RunMemory.tools()``) as a pydantic-ai
     toolset."""
     return FunctionToolset([_pydantic_tool(tool) for tool in tools.values()])

@@ -4,13 +4,12 @@ process, offline (documentation that cannot drift)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from .examples import ROOT, run_example
+
 DOC = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
 SECTION = DOC.split("\n## Agent frameworks\n", 1)[1]
 BLOCKS = re.findall(r"```python\n(.*?)```", SECTION, flags=re.S)
@@ -42,17 +41,7 @@ def test_there_is_one_example_per_framework() -> None:
 
 @pytest.mark.parametrize("index", range(len(EXPECTED)))
 def test_example_runs(index: int, tmp_path: Path) -> None:
-    script = tmp_path / "example.py"
-    script.write_text(BLOCKS[index], encoding="utf-8")
-    run = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    run = run_example(BLOCKS[index], tmp_path, timeout=300)
     assert run.returncode == 0, run.stderr
     for expected in EXPECTED[index]:
         assert expected in run.stdout, run.stdout

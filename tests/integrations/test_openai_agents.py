@@ -104,23 +104,30 @@ def _config() -> RunConfig:
     return RunConfig(tracing_disabled=True)
 
 
+async def _tool_then_answer(
+    session: NamsSession, prompt: str, answer: str
+) -> tuple[ScriptedModel, Any]:
+    """One run on ``session``: the model calls ``query_memory``, then answers."""
+    model = ScriptedModel(
+        [
+            [function_call("query_memory", {"query": "tea"}, call_id="c1")],
+            [assistant_message(answer)],
+        ]
+    )
+    agent = Agent(
+        name="helper",
+        model=model,
+        instructions=session.instructions("Be brief."),
+        tools=session.tools(),
+    )
+    return model, await Runner.run(agent, prompt, session=session, run_config=_config())
+
+
 async def test_two_sessions_memory_reaches_the_second_run_once_per_run() -> None:
     async with sessions() as s:
         counted = Wrapper(s.backend)
         first = NamsSession("monday", counted, user_id=s.user_id)
-        model = ScriptedModel(
-            [
-                [function_call("query_memory", {"query": "tea"}, call_id="c1")],
-                [assistant_message("Noted: oolong.")],
-            ]
-        )
-        agent = Agent(
-            name="helper",
-            model=model,
-            instructions=first.instructions("Be brief."),
-            tools=first.tools(),
-        )
-        result = await Runner.run(agent, FACT, session=first, run_config=_config())
+        model, result = await _tool_then_answer(first, FACT, "Noted: oolong.")
         assert result.final_output == "Noted: oolong."
         stored = await first.get_items()
         assert [i.get("type", "message") for i in stored] == [
@@ -133,19 +140,7 @@ async def test_two_sessions_memory_reaches_the_second_run_once_per_run() -> None
 
         counted.calls.clear()
         second = NamsSession("tuesday", counted, user_id=s.user_id)
-        model = ScriptedModel(
-            [
-                [function_call("query_memory", {"query": "tea"}, call_id="c2")],
-                [assistant_message("You like oolong.")],
-            ]
-        )
-        agent = Agent(
-            name="helper",
-            model=model,
-            instructions=second.instructions("Be brief."),
-            tools=second.tools(),
-        )
-        await Runner.run(agent, QUESTION, session=second, run_config=_config())
+        model, _ = await _tool_then_answer(second, QUESTION, "You like oolong.")
         assert len(model.calls) == 2
         for call in model.calls:  # every model call of the run carries the block
             assert call.system_instructions is not None

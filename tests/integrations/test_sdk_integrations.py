@@ -13,7 +13,6 @@ conversation first, as an SDK user on hosted NAMS must.
 
 from __future__ import annotations
 
-import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,15 +20,14 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from neo4j_agent_memory import MemoryClient, MemorySettings
-from neo4j_agent_memory.config.settings import NamsConfig
+from neo4j_agent_memory import MemoryClient
 from neo4j_agent_memory.core.exceptions import NotSupportedError
-from pydantic import SecretStr
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.server.processes import ServeProcess, serve_process
+from tests.server.processes import ServeProcess
+from tests.server.sdk_servers import keyed_server, sdk_settings
 
 from .test_langchain import _chat
 
@@ -38,19 +36,13 @@ KEY = "nams_sdk_integrations_key"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    tmp = tmp_path_factory.mktemp("sdk-integrations")
-    args = ["--port", "0", "--db", str(tmp / "sdk.db"), "--no-embeddings", "--api-key", KEY]
-    with serve_process(args, tmp) as process:
+    with keyed_server(tmp_path_factory.mktemp("sdk-integrations"), KEY) as process:
         yield process
-        assert process.stop(signal.SIGTERM) == 0
 
 
 @pytest.fixture
 async def client(served: ServeProcess) -> AsyncIterator[MemoryClient]:
-    nams = NamsConfig(
-        endpoint=f"{served.base_url}/v1", api_key=SecretStr(KEY), max_retries=0, timeout=10.0
-    )
-    async with MemoryClient(MemorySettings(backend="nams", nams=nams)) as connected:
+    async with MemoryClient(sdk_settings(served, KEY)) as connected:
         yield connected
 
 
