@@ -170,18 +170,31 @@ def _put(ctx: Ctx, op: ItemPut, vector: bytes | None, now: float) -> None:
     _index_text(ctx, pk, op.text)
 
 
-def _candidates(ctx: Ctx, op: ItemSearch, now: float) -> Iterable[Row[Any]]:
-    """Live rows under the prefix, newest update first, passing the filter."""
+def _candidates(ctx: Ctx, op: ItemSearch, now: float) -> list[Row[Any]]:
+    """Live rows under the prefix passing the filter, newest update first: the page itself
+    when nothing ranks or filters, else every candidate (bounded) for a query, or rows up
+    to the end of the page for a filter. The cursor is closed before anything is written."""
     stmt = (
         select(_t)
         .where(_t.c.workspace == ctx.workspace, _under(op.prefix), _live(now))
         .order_by(_t.c.updated_at.desc(), _t.c.pk.desc())
     )
     if not op.filter and not op.query:
-        return ctx.conn.execute(stmt.offset(op.offset).limit(op.limit)).all()
+        return list(ctx.conn.execute(stmt.offset(op.offset).limit(op.limit)).all())
     bound = MAX_QUERY_CANDIDATES if op.query else MAX_FILTER_SCAN
-    rows = ctx.conn.execute(stmt.limit(bound))
-    return (row for row in rows if matches_filter(json.loads(row.value), op.filter))
+    want = None if op.query else op.offset + op.limit
+    kept: list[Row[Any]] = []
+    result = ctx.conn.execute(stmt.limit(bound))
+    try:
+        for row in result:
+            if op.filter and not matches_filter(json.loads(row.value), op.filter):
+                continue
+            kept.append(row)
+            if want is not None and len(kept) >= want:
+                break
+    finally:
+        result.close()
+    return kept
 
 
 def _text_hits(ctx: Ctx, query: str, k: int) -> list[tuple[int, float]]:
@@ -237,17 +250,10 @@ def _search(
     rows = _candidates(ctx, op, now)
     page: list[tuple[Row[Any], float | None]]
     if op.query:
-        page = _ranked(ctx, op, list(rows), query_vector, weight)[op.offset : op.offset + op.limit]
+        ranked = _ranked(ctx, op, rows, query_vector, weight)
+        page = ranked[op.offset : op.offset + op.limit]
     elif op.filter:
-        page = []
-        skipped = 0
-        for row in rows:
-            if len(page) >= op.limit:
-                break
-            if skipped < op.offset:
-                skipped += 1
-                continue
-            page.append((row, None))
+        page = [(row, None) for row in rows[op.offset : op.offset + op.limit]]
     else:
         page = [(row, None) for row in rows]
     if op.refresh_ttl:
