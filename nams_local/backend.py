@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
+from .items import ItemOp, ItemResult
 from .models import (
     Context,
     Conversation,
@@ -52,6 +53,7 @@ __all__ = [
     "Capabilities",
     "MemoryBackend",
     "SupportsInfo",
+    "SupportsItems",
 ]
 
 #: ``limit`` on list routes: 1..200, default 50 (hosted contract).
@@ -287,3 +289,18 @@ class SupportsInfo(Protocol):
     """
 
     def info(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class SupportsItems(Protocol):
+    """A backend that holds namespaced key/value items (``nams_local.items``): what
+    LangGraph's ``BaseStore`` (``integrations.langgraph.NamsStore``) runs on. The local
+    engine does; hosted NAMS has no such routes, so the adapter checks this protocol and
+    refuses a backend without it at construction instead of failing on the first call.
+    """
+
+    async def item_batch(self, ops: Sequence[ItemOp]) -> list[ItemResult]:
+        """Run ``ops`` in order in one transaction; one result per op (``None`` for a put).
+        A batch over a bound (``nams_local.items``) is refused whole with
+        ``InvalidInputError``."""
+        ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
@@ -29,6 +30,8 @@ from nams_local.extraction import (
     SkipEntity,
     Summariser,
 )
+from nams_local.item_checks import check_item_ops
+from nams_local.items import ItemOp, ItemPut, ItemResult, ItemSearch
 from nams_local.models import (
     Context,
     Conversation,
@@ -71,6 +74,7 @@ from nams_local.validation import (
 
 from . import conversations, entities, extraction_queue, tiers
 from . import cypher as cypher_graph
+from . import items as item_store
 from . import reasoning as steps_store
 from .cypher_pool import CypherLimits
 from .cypher_text import prepare as prepare_cypher
@@ -265,6 +269,38 @@ class SQLiteBackend(MemoryBackend):
             "dimension": vectors.embedder.dimension if vectors else 0,
             "counts": store.run_sync(store.counts),
         }
+
+    async def item_batch(self, ops: Sequence[ItemOp]) -> list[ItemResult]:
+        """``SupportsItems``: namespaced key/value items (``items.py``), one transaction.
+
+        Texts and queries are embedded first, in the embedding lane, so the writer thread
+        never waits for the model."""
+        batch = list(ops)
+        check_item_ops(batch)
+        put_vectors: dict[int, bytes] = {}
+        query_vectors: dict[int, Vector] = {}
+        if self._store.vectors is not None:
+            texts = [
+                (n, op.text)
+                for n, op in enumerate(batch)
+                if isinstance(op, ItemPut) and op.value is not None and op.text
+            ]
+            matrix = await self._embed([t for _, t in texts]) if texts else None
+            if matrix is not None:
+                put_vectors = {n: matrix[row].tobytes() for row, (n, _) in enumerate(texts)}
+            for n, op in enumerate(batch):
+                if isinstance(op, ItemSearch) and op.query and op.query.strip():
+                    vector = await self._embed_query(op.query, "hybrid")
+                    if vector is not None:
+                        query_vectors[n] = vector
+        return await self._run(
+            item_store.run_batch,
+            batch,
+            put_vectors,
+            query_vectors,
+            time.time(),
+            self.hybrid_weight,
+        )
 
     def _search_mode(self, mode: SearchMode | None) -> SearchMode:
         return conversations.resolve_mode(self._store.vectors is not None, check_mode(mode))

@@ -15,6 +15,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Table,
     Text,
@@ -241,6 +242,9 @@ FTS_DDL = (
     "body, scope, tokenize='porter unicode61 remove_diacritics 2')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts USING fts5("
     "body, scope, tokenize='porter unicode61 remove_diacritics 2')",
+    # Key/value items (``items.py``): rowid = store_items.pk, scope = the workspace token.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS store_items_fts USING fts5("
+    "body, scope, tokenize='porter unicode61 remove_diacritics 2')",
 )
 FTS_RANK = (
     "INSERT INTO messages_fts(messages_fts, rank) VALUES('rank', 'bm25(1.0, 0.0)')",
@@ -339,11 +343,36 @@ entity_canonical_names = Table(
     Column("canonical_name", Text, nullable=False),
 )
 
+# -- key/value items (LangGraph store) -------------------------------------------------------
+#: Namespaced documents (``items.py``). ``ns_path`` is the namespace's labels each followed
+#: by NUL (labels cannot hold NUL), so "under this prefix" is one index range scan; times
+#: are epoch seconds; ``embedding`` is the float32 vector of ``body`` (NULL: not embedded).
+store_items = Table(
+    "store_items",
+    metadata,
+    Column("pk", Integer, primary_key=True),
+    Column("workspace", Text, nullable=False),
+    Column("ns_path", Text, nullable=False),
+    Column("namespace", Text, nullable=False),
+    Column("key", Text, nullable=False),
+    Column("value", Text, nullable=False),
+    Column("body", Text, nullable=True),
+    Column("embedding", LargeBinary, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("ttl_minutes", Float, nullable=True),
+    Column("expires_at", Float, nullable=True),
+    Index("ux_store_items_key", "workspace", "ns_path", "key", unique=True),
+    Index("ix_store_items_updated", "workspace", "updated_at"),
+    Index("ix_store_items_expires", "workspace", "expires_at"),
+)
+
 __all__ += [
     "entity_canonical_names",
     "facts",
     "preferences",
     "sessions",
+    "store_items",
     "trace_steps",
     "trace_tool_calls",
     "traces",

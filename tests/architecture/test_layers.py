@@ -29,6 +29,7 @@ TYPES_LAYER = {
     "nams_local.__version__",
     "nams_local.backend",
     "nams_local.errors",
+    "nams_local.items",
     "nams_local.models",
     "nams_local.settings",
     "nams_local.validation",

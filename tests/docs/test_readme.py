@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from .examples import ROOT, run_example
 
 
 def test_readme_python_example_runs(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
     assert blocks, "README has no python example"
-    script = tmp_path / "example.py"
-    script.write_text("\n".join(blocks), encoding="utf-8")
-    run = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    run = run_example("\n".join(blocks), tmp_path)
     assert run.returncode == 0, run.stderr
     assert "I have lived in Delhi since May." in run.stdout
     assert "WORKS_AT" in run.stdout and "TechCorp" in run.stdout

@@ -15,7 +15,6 @@ on NAMS), so the test creates them with plain httpx and reads them through the S
 
 from __future__ import annotations
 
-import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -23,7 +22,6 @@ from typing import Any, cast
 import httpx
 import pytest
 from neo4j_agent_memory import MemoryClient, MemorySettings
-from neo4j_agent_memory.config.settings import NamsConfig
 from neo4j_agent_memory.core.exceptions import (
     AuthenticationError,
     NotFoundError,
@@ -32,9 +30,9 @@ from neo4j_agent_memory.core.exceptions import (
 from neo4j_agent_memory.memory.reasoning import ToolCallStatus
 from neo4j_agent_memory.nams import NamsLongTermMemory, NamsShortTermMemory
 from neo4j_agent_memory.nams import long_term as sdk_long_term
-from pydantic import SecretStr
 
-from .processes import ServeProcess, serve_process
+from .processes import ServeProcess
+from .sdk_servers import keyed_server, sdk_settings
 from .support import bearer
 
 KEY = "nams_sdk_interop_key"
@@ -42,21 +40,12 @@ KEY = "nams_sdk_interop_key"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    tmp = tmp_path_factory.mktemp("sdk")
-    args = ["--port", "0", "--db", str(tmp / "sdk.db"), "--no-embeddings", "--api-key", KEY]
-    with serve_process(args, tmp) as process:
+    with keyed_server(tmp_path_factory.mktemp("sdk"), KEY) as process:
         yield process
-        assert process.stop(signal.SIGTERM) == 0
 
 
 def _settings(served: ServeProcess, key: str = KEY) -> MemorySettings:
-    nams = NamsConfig(
-        endpoint=f"{served.base_url}/v1",
-        api_key=SecretStr(key),
-        max_retries=0,
-        timeout=10.0,
-    )
-    return MemorySettings(backend="nams", nams=nams)
+    return sdk_settings(served, key)
 
 
 async def _refused(settings: MemorySettings) -> AuthenticationError:
@@ -82,10 +71,8 @@ async def sdk(served: ServeProcess) -> AsyncIterator[MemoryClient]:
 def own_served(tmp_path: Path) -> Iterator[ServeProcess]:
     """A server of the test's own, for a session that must not depend on which other
     tests ran before it on the same (pytest-xdist) worker."""
-    args = ["--port", "0", "--db", str(tmp_path / "own.db"), "--no-embeddings", "--api-key", KEY]
-    with serve_process(args, tmp_path) as process:
+    with keyed_server(tmp_path, KEY, "own.db") as process:
         yield process
-        assert process.stop(signal.SIGTERM) == 0
 
 
 @pytest.fixture
