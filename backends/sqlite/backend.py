@@ -360,6 +360,7 @@ class SQLiteBackend(MemoryBackend):
             [message],
             None,
             self._pipeline.queues_messages,
+            self._pipeline.inline,
         )
         await self._pipeline.after_write(conversation_id, [stored.id], start)
         return stored
@@ -375,6 +376,7 @@ class SQLiteBackend(MemoryBackend):
             list(messages),
             None,
             self._pipeline.queues_messages,
+            self._pipeline.inline,
         )
         await self._pipeline.after_write(conversation_id, [m.id for m in stored], start)
         return stored

@@ -63,11 +63,14 @@ def store_messages(
     messages: Sequence[NewMessage],
     embedded: Vectors | None,
     extract: bool,
+    inline: bool = True,
 ) -> tuple[list[Message], Start | None]:
-    """Write the messages and, when they are to be extracted, read in the same unit of
-    work what extraction starts from — one trip to the database thread instead of two."""
+    """Write the messages and, when they are to be extracted ``inline`` (sync mode: the
+    caller waits for it), read in the same unit of work what extraction starts from —
+    one trip to the database thread instead of two. Queued (background) extraction reads
+    its start itself, later, so the request's unit of work does not."""
     stored = add_messages(ctx, conversation_id, messages, embedded, extract)
-    if not extract:
+    if not extract or not inline:
         return stored, None
     return stored, pending_messages(ctx, conversation_id, [msg.id for msg in stored])
 

@@ -152,6 +152,11 @@ class Pipeline:
         return self.config.mode != "off" and self.config.extractor is not None
 
     @property
+    def inline(self) -> bool:
+        """Whether a write's caller waits for its extraction (sync mode)."""
+        return self.config.mode == "sync"
+
+    @property
     def active(self) -> bool:
         return self.config.mode != "off" and (
             self.config.extractor is not None or self.config.summariser is not None
