@@ -208,6 +208,7 @@ class SQLiteBackend(MemoryBackend):
         self._pipeline = Pipeline(
             PipelineLanes(
                 run=self._run,
+                background=self._run_background,
                 read=self._read,
                 embed=self._embed,
                 has_vectors=_store.vectors is not None,
@@ -310,6 +311,12 @@ class SQLiteBackend(MemoryBackend):
     ) -> R:
         self._pipeline.start()
         return await self._store.run(fn, self._ctx, *args, **kwargs)
+
+    async def _run_background(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        self._pipeline.start()
+        return await self._store.run_background(fn, self._ctx, *args, **kwargs)
 
     async def _resume_workspace(self, workspace: str) -> None:
         """Resume the pending extraction of ``workspace`` (the pipeline's store-wide

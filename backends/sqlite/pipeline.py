@@ -54,6 +54,7 @@ from .vectors import Vectors
 __all__ = [
     "DEFAULT_OBSERVATION_EVERY",
     "DEFAULT_REFLECTION_EVERY",
+    "EXTRACTION_BATCH",
     "WAIT_SECONDS",
     "ExtractionMode",
     "Pipeline",
@@ -74,6 +75,8 @@ DEFAULT_OBSERVATION_EVERY = 10
 DEFAULT_REFLECTION_EVERY = 3
 #: Preceding messages handed to the extractor as context.
 RECENT_CONTEXT = 4
+#: Pending messages one unit of work of queued extraction takes at most.
+EXTRACTION_BATCH = 64
 #: How long ``wait`` waits at most for units another process is working on.
 WAIT_SECONDS = 60.0
 #: How often ``wait`` looks at the database while another process works.
@@ -94,6 +97,9 @@ class PipelineLanes:
 
     #: A unit of work on the writer thread (one transaction, committed before it returns).
     run: RunUnit
+    #: A unit of work at background priority (queued extraction: it yields to request
+    #: writes on the writer thread).
+    background: RunUnit
     #: A read-only unit of work (a reader thread on file databases).
     read: RunUnit
     #: Texts to vectors off the database threads; ``None`` with embeddings off.
@@ -123,8 +129,10 @@ class Pipeline:
     def __init__(self, lanes: PipelineLanes, config: PipelineConfig) -> None:
         self.lanes = lanes
         self.config = config
-        #: The newest queued job of each conversation (background mode).
+        #: The drain task of each conversation with queued work (``_queue``).
         self._jobs: dict[str, asyncio.Task[None]] = {}
+        #: Conversations with work queued since their drain task last looked.
+        self._dirty: set[str] = set()
         #: Resuming what earlier processes left pending (``start``), while it runs.
         self._resuming: asyncio.Task[None] | None = None
         self._started = False
@@ -172,13 +180,23 @@ class Pipeline:
         if self.config.mode == "sync":
             await self._process(conversation_id, list(message_ids), start)
             return
-        self._queue(conversation_id, list(message_ids))
+        self._queue(conversation_id)
 
-    def _queue(self, conversation_id: str, ids: list[str] | None) -> None:
-        previous = self._jobs.get(conversation_id)
-        task = asyncio.get_running_loop().create_task(self._after(previous, conversation_id, ids))
-        self._jobs[conversation_id] = task
-        task.add_done_callback(lambda t: self._forget(conversation_id, t))
+    @property
+    def _writes(self) -> RunUnit:
+        """Where the extraction's units of work run: at background priority when nobody
+        waits for them (background mode), else as request units."""
+        return self.lanes.background if self.config.mode == "background" else self.lanes.run
+
+    def _queue(self, conversation_id: str) -> None:
+        """Have the conversation's pending messages extracted. One drain task per
+        conversation takes them oldest first, ``EXTRACTION_BATCH`` per unit of work;
+        messages written while it runs are picked up by its next batch, so a burst of
+        writes costs a few batched units of work, not several units per message."""
+        self._dirty.add(conversation_id)
+        if conversation_id not in self._jobs:
+            task = asyncio.get_running_loop().create_task(self._drain(conversation_id))
+            self._jobs[conversation_id] = task
 
     async def resume(self) -> int:
         """Queue (or, in sync mode, run) every unit still ``pending`` in the workspace —
@@ -188,21 +206,23 @@ class Pipeline:
         found = await self.lanes.run(q.conversations_with_pending)
         for conversation_id in found:
             if self.config.mode == "sync":
-                await self._process(conversation_id, None)
+                while await self._process(conversation_id, None):
+                    pass
             else:
-                self._queue(conversation_id, None)
+                self._queue(conversation_id)
         return len(found)
 
-    def _forget(self, conversation_id: str, task: asyncio.Task[None]) -> None:
-        if self._jobs.get(conversation_id) is task:
-            del self._jobs[conversation_id]
-
-    async def _after(
-        self, previous: asyncio.Task[None] | None, conversation_id: str, ids: list[str] | None
-    ) -> None:
-        if previous is not None:
-            await asyncio.gather(previous, return_exceptions=True)
-        await self._process(conversation_id, ids)
+    async def _drain(self, conversation_id: str) -> None:
+        try:
+            while conversation_id in self._dirty:
+                self._dirty.discard(conversation_id)
+                if await self._process(conversation_id, None):
+                    self._dirty.add(conversation_id)  # a full batch: there may be more
+        finally:
+            # Synchronously, before the task ends: a write queued from here on starts a
+            # new drain instead of counting on this one.
+            if self._jobs.get(conversation_id) is asyncio.current_task():
+                del self._jobs[conversation_id]
 
     async def wait(self, conversation_id: str | None = None) -> None:
         """Until the queued work of ``conversation_id`` (default: every conversation of the
@@ -222,8 +242,7 @@ class Pipeline:
             else await self.lanes.run(q.conversations_with_pending)
         )
         for cid in found:
-            if cid not in self._jobs:
-                self._queue(cid, None)
+            self._queue(cid)
         await self._local_jobs(conversation_id)
         deadline = asyncio.get_running_loop().time() + WAIT_SECONDS
         while await self.lanes.read(q.pending_count, conversation_id):
@@ -257,27 +276,33 @@ class Pipeline:
     # -- the work --------------------------------------------------------------------
     async def _process(
         self, conversation_id: str, ids: list[str] | None, start: q.Start | None = None
-    ) -> None:
+    ) -> bool:
+        """Extract (and summarise) the pending messages (``ids`` narrows them; ``None``:
+        the oldest ``EXTRACTION_BATCH``). Returns whether more may be pending."""
+        more = False
         try:
             due = None
             if self.queues_messages:
-                due = await self._extract(conversation_id, ids, start)
+                due, more = await self._extract(conversation_id, ids, start)
             if self.config.summariser is not None:
                 await self._summarise(conversation_id, due)
         except Exception as error:  # never fail the write that triggered us
             log.warning("extraction for conversation %s failed: %r", conversation_id, error)
+        return more
 
     async def _extract(
         self, conversation_id: str, ids: list[str] | None, start: q.Start | None
-    ) -> list[list[sm.PendingMessage]] | None:
-        """Extract and write; returns the observations now due (``None``: not looked up)."""
+    ) -> tuple[list[list[sm.PendingMessage]] | None, bool]:
+        """Extract and write; returns the observations now due (``None``: not looked up)
+        and whether a whole batch was taken (more may be pending)."""
         extractor = self.config.extractor
         assert extractor is not None
         if start is None:
-            start = await self.lanes.run(q.pending_messages, conversation_id, ids)
+            limit = EXTRACTION_BATCH if ids is None else None
+            start = await self._writes(q.pending_messages, conversation_id, ids, limit)
         user_id, known, pending = start
         if not pending:
-            return None
+            return None, False
         results: list[g.MessageExtraction] = []
         recent: list[str] = []
         for message in pending:
@@ -300,7 +325,8 @@ class Pipeline:
                 known = known or found.user_name
         vectors = await self._entity_vectors(results)
         every = self.config.observation_every if self.config.summariser is not None else None
-        return await self.lanes.run(
+        full = ids is None and len(pending) >= EXTRACTION_BATCH
+        due = await self._writes(
             g.apply_then_due,
             conversation_id,
             user_id,
@@ -309,6 +335,7 @@ class Pipeline:
             self.config.skip_entity,
             every,
         )
+        return due, full
 
     async def _entity_vectors(
         self, results: Sequence[g.MessageExtraction]
@@ -322,7 +349,7 @@ class Pipeline:
                 wanted.setdefault((entity.name, entity.type), entity.description)
         if not wanted or not self.lanes.has_vectors:
             return {}
-        new = await self.lanes.run(g.new_entity_names, list(wanted))
+        new = await self._writes(g.new_entity_names, list(wanted))
         if not new:
             return {}
         embedded = await self.lanes.embed(
@@ -337,7 +364,7 @@ class Pipeline:
     ) -> None:
         summariser = self.config.summariser
         assert summariser is not None
-        run = self.lanes.run
+        run = self._writes
         batches = due
         if batches is None:
             batches = await run(sm.due_observations, conversation_id, self.config.observation_every)

@@ -143,7 +143,15 @@ class SQLiteStore:
         that commit is done."""
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
-        return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs))
+        return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs, key=_key(args)))
+
+    async def run_background(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """``run`` at background priority (queued extraction and summaries): it yields to
+        request units on the writer, so no request write waits behind it."""
+        if self._closed:
+            raise BackendUnavailableError("the SQLite store is closed")
+        future = self._writer.unit(fn, args, kwargs, key=_key(args), background=True)
+        return await asyncio.wrap_future(future)
 
     @property
     def writer(self) -> WriterLane:
@@ -202,7 +210,7 @@ class SQLiteStore:
 
     def run_sync(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``run`` for synchronous callers (the CLI); never call it from the worker thread."""
-        return self._writer.unit(fn, args, kwargs).result()
+        return self._writer.unit(fn, args, kwargs, key=_key(args)).result()
 
     def close(self) -> None:
         with self._lock:
@@ -340,6 +348,11 @@ class SQLiteStore:
             "tool_calls": select(func.count()).select_from(s.tool_calls),
         }
         return {name: int(conn.execute(stmt).scalar_one()) for name, stmt in tables.items()}
+
+
+def _key(args: tuple[object, ...]) -> str:
+    """The writer's fairness key of a unit of work: the workspace of its ``Ctx``."""
+    return args[0].workspace if args and isinstance(args[0], Ctx) else ""
 
 
 def message_partition(workspace: str, user_id: str | None) -> str:
