@@ -207,9 +207,9 @@ class SQLiteBackend(MemoryBackend):
         )
         self._pipeline = Pipeline(
             PipelineLanes(
-                run=self._run,
+                run=self._run_unit,
                 background=self._run_background,
-                read=self._read,
+                read=self._read_unit,
                 embed=self._embed,
                 has_vectors=_store.vectors is not None,
                 resume_workspace=self._resume_workspace,
@@ -301,7 +301,15 @@ class SQLiteBackend(MemoryBackend):
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
         """A unit of work that only reads SQL: on a reader thread for file databases (at
-        most ``lanes.READ_LIMITS.per_workspace`` of them for one workspace at once)."""
+        most ``lanes.READ_LIMITS.per_workspace`` of them for one workspace at once).
+        In sync extraction mode it first waits for the extraction of earlier writes."""
+        await self._pipeline.settled()
+        return await self._read_unit(fn, *args, **kwargs)
+
+    async def _read_unit(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """``_read`` without waiting for extraction (the pipeline's own reads)."""
         self._pipeline.start()
         async with self._store.lanes.reads.slot(self.workspace):
             return await self._store.read(fn, self._ctx, *args, **kwargs)
@@ -309,6 +317,15 @@ class SQLiteBackend(MemoryBackend):
     async def _run(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
+        """A unit of work on the writer; in sync extraction mode it first waits for the
+        extraction of earlier writes (what the caller reads or changes next includes it)."""
+        await self._pipeline.settled()
+        return await self._run_unit(fn, *args, **kwargs)
+
+    async def _run_unit(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """``_run`` without waiting for extraction (message writes, the pipeline's units)."""
         self._pipeline.start()
         return await self._store.run(fn, self._ctx, *args, **kwargs)
 
@@ -361,13 +378,12 @@ class SQLiteBackend(MemoryBackend):
         check_metadata(metadata)
         message = NewMessage(role=role, content=content, metadata=metadata)
         await self._vector_room()
-        [stored], start = await self._run(
+        [stored], start = await self._run_unit(
             extraction_queue.store_messages,
             conversation_id,
             [message],
             None,
             self._pipeline.queues_messages,
-            self._pipeline.inline,
         )
         await self._pipeline.after_write(conversation_id, [stored.id], start)
         return stored
@@ -377,20 +393,20 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[Message]:
         check_messages(messages)
         await self._vector_room()
-        stored, start = await self._run(
+        stored, start = await self._run_unit(
             extraction_queue.store_messages,
             conversation_id,
             list(messages),
             None,
             self._pipeline.queues_messages,
-            self._pipeline.inline,
         )
         await self._pipeline.after_write(conversation_id, [m.id for m in stored], start)
         return stored
 
     async def wait_for_extraction(self, conversation_id: str | None = None) -> None:
         """Return once queued extraction and summaries of ``conversation_id`` (default:
-        every conversation) are written. Immediate in ``"sync"`` and ``"off"`` modes."""
+        every conversation) are written. Immediate in ``"off"`` mode; in ``"sync"`` mode every
+        other call waits for it anyway."""
         await self._pipeline.wait(conversation_id)
 
     async def resume_extraction(self) -> int:

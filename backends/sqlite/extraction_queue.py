@@ -71,7 +71,7 @@ def store_messages(
     messages: Sequence[NewMessage],
     embedded: Vectors | None,
     extract: bool,
-    inline: bool = True,
+    inline: bool = False,
 ) -> tuple[list[Message], Start | None]:
     """Write the messages and, when they are to be extracted ``inline`` (sync mode: the
     caller waits for it), read in the same unit of work what extraction starts from —

@@ -8,8 +8,13 @@ offline :class:`~nams_local.extraction.RuleExtractor`) and
 
 Modes:
 
-- ``"sync"`` (default; what tests and a CI fake want): ``add_message`` returns after its
-  extraction and any due summary are written, so the next read sees them.
+- ``"sync"`` (default; what tests and a CI fake want): every call of the backend sees the
+  extraction and summaries of the messages written before it. ``add_message`` itself
+  returns as soon as the message and its ``pending`` unit are committed (so a chat turn's
+  persistence costs the caller two commits, not two extractions); the extraction starts
+  right away, and the backend's next call that is not a message write (``settled``) waits
+  for it first. Nothing acknowledged can be lost: the unit is in the database, and a
+  process that dies before extracting it leaves it to the next open.
 - ``"background"`` (what ``nams-local serve`` uses, like hosted NAMS): ``add_message``
   returns once the message and its ``pending`` unit are committed; a task per
   conversation works through the queue in order; ``wait_for_extraction(conversation_id)``
@@ -33,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
@@ -123,6 +129,18 @@ class PipelineConfig:
     reflection_every: int
 
 
+def _watch(task: asyncio.Task[None]) -> Future[object]:
+    """A thread-safe future done when ``task`` (on another running loop) is done."""
+    done: Future[object] = Future()
+
+    def finished(_: asyncio.Task[None]) -> None:
+        if not done.done():
+            done.set_result(None)
+
+    task.get_loop().call_soon_threadsafe(task.add_done_callback, finished)
+    return done
+
+
 class Pipeline:
     """Runs extraction and summaries for one backend (see the module docstring)."""
 
@@ -160,11 +178,6 @@ class Pipeline:
         return self.config.mode != "off" and self.config.extractor is not None
 
     @property
-    def inline(self) -> bool:
-        """Whether a write's caller waits for its extraction (sync mode)."""
-        return self.config.mode == "sync"
-
-    @property
     def active(self) -> bool:
         return self.config.mode != "off" and (
             self.config.extractor is not None or self.config.summariser is not None
@@ -177,10 +190,14 @@ class Pipeline:
         ``start`` is what ``extraction.store_messages`` read while storing them."""
         if not self.active:
             return
-        if self.config.mode == "sync":
-            await self._process(conversation_id, list(message_ids), start)
-            return
         self._queue(conversation_id)
+
+    async def settled(self) -> None:
+        """Sync mode's promise (see the module docstring): wait until the extraction this
+        backend queued for earlier writes is written. Immediate when nothing is queued,
+        and in the other modes."""
+        if self.config.mode == "sync" and self._jobs:
+            await self._local_jobs(None)
 
     @property
     def _writes(self) -> RunUnit:
@@ -258,15 +275,34 @@ class Pipeline:
             await asyncio.gather(task, return_exceptions=True)
 
     async def _local_jobs(self, conversation_id: str | None) -> None:
+        """Until this pipeline's drain tasks (of one conversation, or all) are done.
+
+        A drain runs on the event loop of the write that queued it; a sync facade or a
+        script may call from another loop. A drain on a loop that still runs is waited
+        for through a thread-safe future; one stranded on a loop that stopped (its task
+        never finishes) is replaced by a drain on this loop — its units are still
+        ``pending`` in the database, so nothing is lost or done twice."""
+        loop = asyncio.get_running_loop()
         while True:
-            if conversation_id is None:
-                tasks = list(self._jobs.values())
-            else:
-                task = self._jobs.get(conversation_id)
-                tasks = [task] if task is not None else []
-            if not tasks:
+            jobs = [
+                (cid, task)
+                for cid, task in list(self._jobs.items())
+                if conversation_id is None or cid == conversation_id
+            ]
+            if not jobs:
                 return
-            await asyncio.gather(*tasks, return_exceptions=True)
+            waits: list[Awaitable[object]] = []
+            for cid, task in jobs:
+                home = task.get_loop()
+                if home is loop:
+                    waits.append(task)
+                elif task.done() or home.is_closed() or not home.is_running():
+                    if self._jobs.get(cid) is task:
+                        del self._jobs[cid]
+                    self._queue(cid)
+                else:
+                    waits.append(asyncio.wrap_future(_watch(task)))
+            await asyncio.gather(*waits, return_exceptions=True)
 
     async def aclose(self) -> None:
         """Finish queued work (so a closed store never holds half-written extraction)."""
