@@ -32,7 +32,7 @@ from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
 from .lanes import Lanes
 from .resolution import Resolution
-from .vector_lane import VectorLane, embed_leftovers
+from .vector_lane import QueuedVector, VectorLane, queued_leftovers
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
 from .writer import WriterLane
 
@@ -89,6 +89,8 @@ class SQLiteStore:
         self._resume_claimed = False
         self._lock = threading.Lock()
         self._graphs: dict[str, EntityGraphMirror] = {}
+        #: Rows left in ``vector_queue`` by an earlier process (found by the migration).
+        self._leftovers: list[QueuedVector] = []
         want_vec = embedder is not None and vector_index != "numpy"
         self.engine, self.driver = open_engine(path, want_vec=want_vec, driver=driver)
         if vector_index == "sqlite-vec" and self.driver.vec_version is None:
@@ -123,6 +125,13 @@ class SQLiteStore:
             self.vector_lane = VectorLane(
                 self.vectors.embedder, self.vectors.messages, self._on_writer
             )
+            if self._leftovers:
+                logger.info(
+                    "embedding %d messages a previous process had queued, in the background",
+                    len(self._leftovers),
+                )
+                self.vector_lane.enqueue(self._leftovers)
+            self._leftovers = []
         # File databases also get reader threads with their own connections, so the
         # sources of one chat turn run in parallel (WAL readers never block the writer).
         self._readers: ThreadPoolExecutor | None = None
@@ -290,10 +299,8 @@ class SQLiteStore:
             wanted = f"{v.messages.kind}:{v.embedder.name}:{v.embedder.dimension}"
         if recorded == wanted:
             if self.vectors is not None:
-                v = self.vectors
-                left = embed_leftovers(conn, v.embedder, v.messages, message_partition)
-                if left:
-                    logger.info("embedded %d messages a previous process had queued", left)
+                # Embedded by the vector lane once it runs, not here: open stays quick.
+                self._leftovers = queued_leftovers(conn, message_partition)
             return
         conn.execute(delete(s.vector_queue))  # the rebuild (or no index) covers them all
         if self.vectors is not None:

@@ -15,8 +15,10 @@ search finds the message regardless). Writers are held back (``room``) while mor
 ``MAX_BACKLOG`` rows wait, so a bulk ingest runs at the embedder's batched pace instead of
 growing the queue without bound.
 
-The queue is durable: a row queued by a process that died is embedded when the store is
-next opened (``embed_leftovers``), before anything reads.
+The queue is durable: a row queued by a process that died is handed to this lane when
+the store is next opened (``queued_leftovers``) and embedded in the background like a new
+write — opening a store with a large leftover queue does not wait for the model, and a
+vector search in a scope with leftovers waits for them as it would for a fresh write.
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ __all__ = [
     "QueuedVector",
     "VectorLane",
     "conversation_key",
-    "embed_leftovers",
     "partition_key",
+    "queued_leftovers",
 ]
 
 log = logging.getLogger("nams_local.sqlite")
@@ -285,14 +287,11 @@ def store_vectors(
         conn.execute(delete(q).where(q.c.message_pk.in_([items[i].pk for i in keep])))
 
 
-def embed_leftovers(
-    conn: Connection,
-    embedder: Embedder,
-    index: VectorIndex,
-    message_partition: Callable[[str, str | None], str],
-) -> int:
-    """Embed the rows a previous process queued but never embedded (on open); returns how
-    many there were."""
+def queued_leftovers(
+    conn: Connection, message_partition: Callable[[str, str | None], str]
+) -> list[QueuedVector]:
+    """The rows a previous process queued but never embedded (read on open, embedded by
+    the lane afterwards)."""
     m, c, q = s.messages, s.conversations, s.vector_queue
     rows = conn.execute(
         select(m.c.pk, m.c.content, c.c.workspace, c.c.user_id, c.c.id)
@@ -300,11 +299,6 @@ def embed_leftovers(
         .join(c, c.c.pk == m.c.conversation_pk)
         .order_by(m.c.pk)
     ).all()
-    for start in range(0, len(rows), BATCH):
-        chunk = rows[start : start + BATCH]
-        items = [
-            QueuedVector(r.pk, r.content, message_partition(r.workspace, r.user_id), r.id)
-            for r in chunk
-        ]
-        store_vectors(conn, index, items, embedder.embed([item.text for item in items]))
-    return len(rows)
+    return [
+        QueuedVector(r.pk, r.content, message_partition(r.workspace, r.user_id), r.id) for r in rows
+    ]
