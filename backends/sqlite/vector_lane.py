@@ -9,11 +9,14 @@ being embedded, up to ``BATCH``) and stores the vectors in one writer unit of wo
 
 Read-your-writes stays true for vector search: a vector or hybrid search first waits
 (``pending``) until the rows that were queued in *its own* scope (the conversation, or
-the user's partition) when it started are embedded — never for other tenants' rows, and
-never longer than ``READ_WAIT_SECONDS`` (after that it answers from what is indexed; text
-search finds the message regardless). Writers are held back (``room``) while more than
-``MAX_BACKLOG`` rows wait, so a bulk ingest runs at the embedder's batched pace instead of
-growing the queue without bound.
+the user's partition) when it started are embedded — never for other tenants' rows. It
+waits as long as the lane makes progress (it is embedding a batch, or stored one within
+the last ``READ_WAIT_SECONDS``: a backlog of ``MAX_BACKLOG`` rows on a slow, busy machine
+takes longer than one such period), and never longer than ``READ_WAIT_MAX_SECONDS`` in
+all; after that it
+answers from what is indexed (text search finds the message regardless). Writers are
+held back (``room``) while more than ``MAX_BACKLOG`` rows wait, so a bulk ingest runs at
+the embedder's batched pace instead of growing the queue without bound.
 
 The queue is durable: a row queued by a process that died is handed to this lane when
 the store is next opened (``queued_leftovers``) and embedded in the background like a new
@@ -42,6 +45,7 @@ from .vectors import VectorIndex, Vectors
 __all__ = [
     "BATCH",
     "MAX_BACKLOG",
+    "READ_WAIT_MAX_SECONDS",
     "READ_WAIT_SECONDS",
     "QueuedVector",
     "VectorLane",
@@ -56,8 +60,10 @@ log = logging.getLogger("nams_local.sqlite")
 BATCH = 64
 #: Queued rows beyond which writers wait for the lane (they resume at half of it).
 MAX_BACKLOG = 1024
-#: How long a vector search waits for its own scope's queued rows at most.
+#: How long a vector search waits for its own scope's queued rows while the lane stores
+#: no batch at all (a stalled lane), and at most in all.
 READ_WAIT_SECONDS = 10.0
+READ_WAIT_MAX_SECONDS = 60.0
 #: Attempts at embedding one batch before its rows are left for the next open.
 _ATTEMPTS = 3
 
@@ -110,6 +116,10 @@ class VectorLane:
         self._room: list[Future[None]] = []
         self._drained: list[Future[None]] = []
         self._stopping = False
+        #: Batches done so far, and whether one is being embedded now (a waiting reader's
+        #: signs of progress).
+        self.batches = 0
+        self._working = False
         self._thread = threading.Thread(target=self._loop, name="nams-sqlite-embed", daemon=True)
         self._thread.start()
 
@@ -158,14 +168,26 @@ class VectorLane:
             return future
 
     async def settled(self, keys: Iterable[str]) -> None:
-        """Wait (at most ``READ_WAIT_SECONDS``) for the rows queued now under ``keys``."""
+        """Wait for the rows queued now under ``keys``: while the lane makes progress, at
+        most ``READ_WAIT_MAX_SECONDS`` (see the module docstring)."""
         future = self.pending(keys)
         if future is None:
             return
-        try:
-            await asyncio.wait_for(asyncio.wrap_future(future), READ_WAIT_SECONDS)
-        except TimeoutError:
-            log.warning("vector search went ahead with rows still waiting to be embedded")
+        waiting = asyncio.wrap_future(future)
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + READ_WAIT_MAX_SECONDS
+        while True:
+            seen = self.batches
+            period = min(READ_WAIT_SECONDS, give_up - loop.time())
+            try:
+                await asyncio.wait_for(asyncio.shield(waiting), max(period, 0.0))
+                return
+            except TimeoutError:
+                stalled = self.batches == seen and not self._working
+                if stalled or loop.time() >= give_up:
+                    waiting.cancel()
+                    log.warning("vector search went ahead with rows still waiting to be embedded")
+                    return
 
     async def wait_for_room(self) -> None:
         """Wait while the backlog is over ``MAX_BACKLOG`` (a writer's backpressure)."""
@@ -202,9 +224,12 @@ class VectorLane:
                 if not self._queue:
                     return
                 batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+                self._working = True
             try:
                 self._embed_and_store([item for _, item in batch])
             finally:
+                self.batches += 1
+                self._working = False
                 self._release(batch)
 
     def _embed_and_store(self, items: list[QueuedVector]) -> None:
