@@ -7,6 +7,10 @@ size in ``--bulks`` (default 10 and 100), posts ``--messages`` fresh chat turns 
 own conversations. It reports:
 
 - **acked msg/s**: messages acknowledged per second (first request to last answer);
+- **indexed msg/s**: messages per second until the last message of every conversation
+  is found by a *vector* search of its conversation (its vector is stored: the write path
+  embeds after the ack, in batches, so the acked rate alone would not count embedding);
+  with ``--no-embeddings`` there is no vector index and it equals acked;
 - **extracted msg/s**: messages per second until every unit of every conversation has
   left ``pending`` in ``/extraction-status`` (the same as acked when extraction is
   synchronous; with background extraction, the rate the queue really drains at);
@@ -14,7 +18,8 @@ own conversations. It reports:
   texts, length-sorted, in batches of 32 — timed right before and right after the HTTP
   phase of the same texts, so both see the same machine noise (their mean is the figure).
 
-The ratio acked / raw is the issue-12 target (>= 0.6). The server's and this process's
+The ratio indexed / raw is the issue-12 target (>= 0.6): ingest counted until the
+vectors are searchable, against the bare embedder in the same run. The server's and this process's
 embedders never run at the same time. With ``--no-embeddings`` (``--smoke``) the raw figure
 is the model-free hashing embedder: a check that everything runs, not a measurement.
 
@@ -141,6 +146,8 @@ async def _post_phase(
     shares = [turns[k :: args.concurrency] for k in range(args.concurrency)]
     statuses: dict[str, int] = {}
     conversations: list[str] = []
+    #: Each conversation's newest acknowledged message: (id, content).
+    newest: dict[str, tuple[str, str]] = {}
 
     async def conversation(k: int) -> str:
         made = await client.post("/v1/conversations", json={"userId": f"ingest-user-{k}"})
@@ -159,11 +166,18 @@ async def _post_phase(
             answer = await client.post(f"/v1/conversations/{conv}/messages/bulk", json=body)
             key = str(answer.status_code)
             statuses[key] = statuses.get(key, 0) + len(chunk)
+            if answer.is_success:
+                last = answer.json()["messages"][-1]
+                newest[conv] = (str(last["id"]), str(last["content"]))
             in_conv += len(chunk)
 
     start = time.perf_counter()
     await asyncio.gather(*(worker(k, share) for k, share in enumerate(shares) if share))
     acked_s = time.perf_counter() - start
+    unindexed = 0
+    if not args.no_embeddings:
+        unindexed = await _wait_indexed(client, newest, args.extraction_timeout)
+    indexed_s = time.perf_counter() - start
     pending = await _wait_extracted(client, conversations, args.extraction_timeout)
     extracted_s = time.perf_counter() - start
     n = len(turns)
@@ -175,11 +189,39 @@ async def _post_phase(
         "statuses": statuses,
         "acked_seconds": acked_s,
         "acked_per_second": ok / acked_s if acked_s else 0.0,
+        "indexed_seconds": indexed_s,
+        "indexed_per_second": ok / indexed_s if indexed_s and not unindexed else None,
+        "unindexed_after_timeout": unindexed,
         "extracted_seconds": extracted_s,
         "extracted_per_second": ok / extracted_s if extracted_s and not pending else None,
         "unfinished_after_timeout": pending,
         "conversations": len(conversations),
     }
+
+
+async def _wait_indexed(
+    client: httpx.AsyncClient, newest: dict[str, tuple[str, str]], timeout: float
+) -> int:
+    """Until every conversation's newest message is found by a vector search of its
+    conversation (bounded); how many were still not found at the end (0 = all). A vector
+    search waits for its own scope's queued vectors, so one search per conversation
+    usually suffices; the loop covers a store that answered before they were stored."""
+    deadline = time.monotonic() + timeout
+    missing = dict(newest)
+    while missing:
+        for conv, (message_id, content) in list(missing.items()):
+            answer = await client.post(
+                f"/v1/conversations/{conv}/search",
+                json={"query": content, "limit": 10, "mode": "vector"},
+            )
+            answer.raise_for_status()
+            if any(m["id"] == message_id for m in answer.json()["messages"]):
+                del missing[conv]
+        if missing and time.monotonic() > deadline:
+            break
+        if missing:
+            await asyncio.sleep(0.05)
+    return len(missing)
 
 
 async def _wait_extracted(
@@ -222,6 +264,11 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 raw_after_per_second=after,
                 raw_per_second=raw,
                 acked_over_raw=phase["acked_per_second"] / raw if raw else None,
+                indexed_over_raw=(
+                    phase["indexed_per_second"] / raw
+                    if raw and phase["indexed_per_second"]
+                    else None
+                ),
                 extracted_over_raw=(
                     phase["extracted_per_second"] / raw
                     if raw and phase["extracted_per_second"]
@@ -229,7 +276,10 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 ),
             )
             rows.append(phase)
-    ratios = [r["acked_over_raw"] for r in rows if r["acked_over_raw"] is not None]
+    # The target counts until the vectors are stored (indexed); without a vector index
+    # (--no-embeddings) there is nothing to wait for and acked is the figure.
+    measure = "acked_over_raw" if args.no_embeddings else "indexed_over_raw"
+    ratios = [r[measure] for r in rows]
     return {
         "machine": started,
         "embedder": embedder.name,
@@ -245,8 +295,13 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "phases": rows,
         "verdict": {
             "target_ratio": TARGET_RATIO,
-            "min_acked_over_raw": min(ratios) if ratios else None,
-            "met": bool(ratios) and min(ratios) >= TARGET_RATIO,
+            "measure": measure,
+            "min_acked_over_raw": min(
+                (r["acked_over_raw"] for r in rows if r["acked_over_raw"] is not None),
+                default=None,
+            ),
+            "min_ratio": None if not ratios or None in ratios else min(ratios),
+            "met": bool(ratios) and None not in ratios and min(ratios) >= TARGET_RATIO,
         },
     }
 
@@ -288,17 +343,23 @@ def render(results: dict[str, Any]) -> str:
         f"{s['extraction'] or 'serve default'}; {s['messages']} messages per bulk size from "
         f"{s['concurrency']} clients, {s['messages_per_conversation']} per conversation",
         "",
-        f"  {'bulk':>5} {'acked/s':>9} {'extracted/s':>12} {'raw/s':>8} {'acked/raw':>10} "
-        f"{'extr/raw':>9} {'non-2xx':>8}",
+        f"  {'bulk':>5} {'acked/s':>9} {'indexed/s':>10} {'extracted/s':>12} {'raw/s':>8} "
+        f"{'acked/raw':>10} {'idx/raw':>8} {'extr/raw':>9} {'non-2xx':>8}",
     ]
     for r in results["phases"]:
         non_ok = sum(v for k, v in r["statuses"].items() if not k.startswith("2"))
         lines.append(
             f"  {r['bulk']:>5} {r['acked_per_second']:>9.1f} "
+            f"{_fmt(r['indexed_per_second']):>10} "
             f"{_fmt(r['extracted_per_second']):>12} {r['raw_per_second']:>8.1f} "
-            f"{_fmt(r['acked_over_raw'], '.2f'):>10} {_fmt(r['extracted_over_raw'], '.2f'):>9} "
-            f"{non_ok:>8}"
+            f"{_fmt(r['acked_over_raw'], '.2f'):>10} {_fmt(r['indexed_over_raw'], '.2f'):>8} "
+            f"{_fmt(r['extracted_over_raw'], '.2f'):>9} {non_ok:>8}"
         )
+        if r["unindexed_after_timeout"]:
+            lines.append(
+                f"        {r['unindexed_after_timeout']} conversations' newest message still "
+                "not found by vector search when the wait ran out"
+            )
         if r["unfinished_after_timeout"]:
             lines.append(
                 f"        {r['unfinished_after_timeout']} extraction units still unfinished "
@@ -308,12 +369,14 @@ def render(results: dict[str, Any]) -> str:
     lines += [
         "",
         "  acked/s: messages acknowledged per second over HTTP (first request to last answer);",
+        "  indexed/s: until each conversation's newest message is found by vector search;",
         "  extracted/s: until /extraction-status shows nothing pending; raw/s: the bare "
         "embedder on the same texts, length-sorted, batches of 32 (mean of before and after)",
-        f"  acked / raw >= {TARGET_RATIO}: "
+        f"  {'acked' if v['measure'] == 'acked_over_raw' else 'indexed'} / raw >= "
+        f"{TARGET_RATIO}: "
         + (
-            f"{v['min_acked_over_raw']:.2f} at the worst bulk size ({_ok(v['met'])})"
-            if v["min_acked_over_raw"] is not None
+            f"{v['min_ratio']:.2f} at the worst bulk size ({_ok(v['met'])})"
+            if v["min_ratio"] is not None
             else "not measured"
         ),
         f"  machine: {results['machine']['cpu_count']} cores, load avg before "
@@ -336,6 +399,7 @@ def _panels(results: dict[str, Any]) -> list[BarGroup]:
             [f"bulk {r['bulk']}" for r in phases],
             {
                 "HTTP acked": [r["acked_per_second"] for r in phases],
+                "HTTP indexed": [r["indexed_per_second"] or 0.0 for r in phases],
                 "HTTP extracted": [r["extracted_per_second"] or 0.0 for r in phases],
                 "bare embedder": [r["raw_per_second"] for r in phases],
             },

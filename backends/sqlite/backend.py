@@ -211,8 +211,9 @@ class SQLiteBackend(MemoryBackend):
         )
         self._pipeline = Pipeline(
             PipelineLanes(
-                run=self._run,
-                read=self._read,
+                run=self._run_unit,
+                background=self._run_background,
+                read=self._read_unit,
                 embed=self._embed,
                 has_vectors=_store.vectors is not None,
                 resume_workspace=self._resume_workspace,
@@ -336,7 +337,15 @@ class SQLiteBackend(MemoryBackend):
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
         """A unit of work that only reads SQL: on a reader thread for file databases (at
-        most ``lanes.READ_LIMITS.per_workspace`` of them for one workspace at once)."""
+        most ``lanes.READ_LIMITS.per_workspace`` of them for one workspace at once).
+        In sync extraction mode it first waits for the extraction of earlier writes."""
+        await self._pipeline.settled()
+        return await self._read_unit(fn, *args, **kwargs)
+
+    async def _read_unit(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """``_read`` without waiting for extraction (the pipeline's own reads)."""
         self._pipeline.start()
         async with self._store.lanes.reads.slot(self.workspace):
             return await self._store.read(fn, self._ctx, *args, **kwargs)
@@ -344,8 +353,23 @@ class SQLiteBackend(MemoryBackend):
     async def _run(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
+        """A unit of work on the writer; in sync extraction mode it first waits for the
+        extraction of earlier writes (what the caller reads or changes next includes it)."""
+        await self._pipeline.settled()
+        return await self._run_unit(fn, *args, **kwargs)
+
+    async def _run_unit(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """``_run`` without waiting for extraction (message writes, the pipeline's units)."""
         self._pipeline.start()
         return await self._store.run(fn, self._ctx, *args, **kwargs)
+
+    async def _run_background(
+        self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        self._pipeline.start()
+        return await self._store.run_background(fn, self._ctx, *args, **kwargs)
 
     async def _resume_workspace(self, workspace: str) -> None:
         """Resume the pending extraction of ``workspace`` (the pipeline's store-wide
@@ -390,7 +414,7 @@ class SQLiteBackend(MemoryBackend):
         check_metadata(metadata)
         message = NewMessage(role=role, content=content, metadata=metadata)
         await self._vector_room()
-        [stored], start = await self._run(
+        [stored], start = await self._run_unit(
             extraction_queue.store_messages,
             conversation_id,
             [message],
@@ -405,7 +429,7 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[Message]:
         check_messages(messages)
         await self._vector_room()
-        stored, start = await self._run(
+        stored, start = await self._run_unit(
             extraction_queue.store_messages,
             conversation_id,
             list(messages),
@@ -417,7 +441,8 @@ class SQLiteBackend(MemoryBackend):
 
     async def wait_for_extraction(self, conversation_id: str | None = None) -> None:
         """Return once queued extraction and summaries of ``conversation_id`` (default:
-        every conversation) are written. Immediate in ``"sync"`` and ``"off"`` modes."""
+        every conversation) are written. Immediate in ``"off"`` mode; in ``"sync"`` mode every
+        other call waits for it anyway."""
         await self._pipeline.wait(conversation_id)
 
     async def resume_extraction(self) -> int:

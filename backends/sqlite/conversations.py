@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, delete, insert, select, text, update
+from sqlalchemy import Row, delete, select, text
 
-from nams_local.errors import NotSupportedError
+from nams_local.errors import NotFoundError, NotSupportedError
 from nams_local.models import (
     Conversation,
     ConversationSearchHits,
@@ -25,7 +25,19 @@ from nams_local.models import (
 )
 
 from . import schema as s
-from .rows import dumps, insert_rows, new_id, now, to_conversation, to_message, to_step, token_count
+from .dbapi import raw_connection
+from .rows import (
+    dumps,
+    insert_rows,
+    loads,
+    new_id,
+    now,
+    to_conversation,
+    to_message,
+    to_step,
+    token_count,
+    when,
+)
 from .search import Ranked, bm25, rank
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token
@@ -102,6 +114,20 @@ def unindex_messages(ctx: Ctx, pks: Sequence[int]) -> None:
         ctx.vectors.messages.delete(ctx.conn, pks)
 
 
+#: The hot write path's statements (``dbapi.py``: fixed strings, prepared once).
+_TOUCH_CONVERSATION = (
+    "UPDATE conversations SET message_count = message_count + ?, updated_at = ? "
+    "WHERE id = ? AND workspace = ? RETURNING pk, user_id"
+)
+_INSERT_MESSAGE = (
+    "INSERT INTO messages(id, workspace, conversation_pk, role, content, metadata, "
+    "token_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_FTS = "INSERT INTO messages_fts(rowid, body, scope) VALUES (?, ?, ?)"
+_INSERT_UNIT = "INSERT INTO extraction_units(message_pk, status, attempts) VALUES (?, 'pending', 0)"
+_INSERT_VECTOR_QUEUE = "INSERT INTO vector_queue(message_pk) VALUES (?)"
+
+
 def add_messages(
     ctx: Ctx,
     conversation_id: str,
@@ -115,67 +141,76 @@ def add_messages(
     lane, which embeds them in batches once this write has committed.
     ``extract`` queues user and assistant messages for extraction (a ``pending`` unit
     each, in the same transaction, so no message is ever stored without its unit).
+
+    The hot path of every server write, so it runs fixed SQL on the DB-API connection
+    (``dbapi.py``). The first statement both checks that the conversation exists in this
+    workspace and bumps its counters (``UPDATE ... RETURNING``): a missing conversation
+    is refused before anything is written, and no separate lookup (or cache of it, which
+    another process's delete could make stale) is needed. The returned messages are built
+    from the values written, not read back.
     """
-    conv = conversation_row(ctx, conversation_id)
-    vectors = ctx.vectors
-    stamp = now()
-    rows = [
-        {
-            "id": new_id(),
-            "workspace": ctx.workspace,
-            "conversation_pk": conv.pk,
-            "role": msg.role,
-            "content": msg.content,
-            "metadata": dumps(msg.metadata or {}),
-            "token_count": token_count(msg.content),
-            "created_at": stamp,
-        }
-        for msg in messages
-    ]
     conn = ctx.conn
-    pks = insert_rows(conn, m, rows)
-    scope = message_scope(ctx.workspace, conv.user_id, conv.id)
-    conn.execute(
-        text("INSERT INTO messages_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
-        [
-            {"pk": pk, "body": row["content"], "scope": scope}
-            for pk, row in zip(pks, rows, strict=True)
-        ],
-    )
-    units = [
-        {"message_pk": pk, "status": "pending", "attempts": 0}
-        for pk, row in zip(pks, rows, strict=True)
-        if extract and row["role"] in EXTRACTED_ROLES
-    ]
-    if units:
-        conn.execute(insert(s.extraction_units), units)
-    if vectors is not None:
-        part = message_partition(ctx.workspace, conv.user_id)
-        if embedded is not None:
-            vectors.messages.add(conn, [(pk, part, conv.id) for pk in pks], embedded)
-        else:
-            _queue_vectors(
-                ctx,
-                [
-                    QueuedVector(pk, row["content"], part, conv.id)
-                    for pk, row in zip(pks, rows, strict=True)
-                ],
+    raw = raw_connection(conn)
+    stamp = now()
+    touched = raw.execute(
+        _TOUCH_CONVERSATION, (len(messages), stamp, conversation_id, ctx.workspace)
+    ).fetchone()
+    if touched is None:
+        raise NotFoundError(f"conversation {conversation_id!r} not found")
+    conv_pk, user_id = int(touched[0]), touched[1]
+    created = when(stamp)
+    scope = message_scope(ctx.workspace, user_id, conversation_id)
+    stored: list[Message] = []
+    pks: list[int] = []
+    for msg in messages:
+        message_id = new_id()
+        metadata = dumps(msg.metadata or {})
+        tokens = token_count(msg.content)
+        cursor = raw.execute(
+            _INSERT_MESSAGE,
+            (message_id, ctx.workspace, conv_pk, msg.role, msg.content, metadata, tokens, stamp),
+        )
+        pks.append(int(cursor.lastrowid))
+        stored.append(
+            Message(
+                id=message_id,
+                conversation_id=conversation_id,
+                role=msg.role,
+                content=msg.content,
+                metadata=loads(metadata),
+                created_at=created,
+                token_count=tokens,
             )
-    conn.execute(
-        update(c)
-        .where(c.c.pk == conv.pk)
-        .values(message_count=c.c.message_count + len(rows), updated_at=stamp)
+        )
+    raw.executemany(
+        _INSERT_FTS, [(pk, msg.content, scope) for pk, msg in zip(pks, messages, strict=True)]
     )
-    result = conn.execute(select(m).where(m.c.pk.in_(pks)).order_by(m.c.pk)).all()
-    return [to_message(row, conv.id) for row in result]
+    if extract:
+        units = [
+            (pk,) for pk, msg in zip(pks, messages, strict=True) if msg.role in EXTRACTED_ROLES
+        ]
+        if units:
+            raw.executemany(_INSERT_UNIT, units)
+    vectors = ctx.vectors
+    if vectors is not None:
+        part = message_partition(ctx.workspace, user_id)
+        if embedded is not None:
+            vectors.messages.add(conn, [(pk, part, conversation_id) for pk in pks], embedded)
+        else:
+            raw.executemany(_INSERT_VECTOR_QUEUE, [(pk,) for pk in pks])
+            items = [
+                QueuedVector(pk, msg.content, part, conversation_id)
+                for pk, msg in zip(pks, messages, strict=True)
+            ]
+            _publish_vectors(ctx, items)
+    return stored
 
 
-def _queue_vectors(ctx: Ctx, items: list[QueuedVector]) -> None:
-    """Leave the rows to the vector lane: a durable queue row each now, the lane's
-    in-memory queue once this transaction has committed."""
+def _publish_vectors(ctx: Ctx, items: list[QueuedVector]) -> None:
+    """Hand the rows (their durable ``vector_queue`` rows are written) to the vector
+    lane's in-memory queue once this transaction has committed."""
     lane = ctx.store.vector_lane
     assert lane is not None
-    ctx.conn.execute(insert(s.vector_queue), [{"message_pk": item.pk} for item in items])
     ctx.store.after_commit(lambda: lane.enqueue(items))
 
 

@@ -40,9 +40,15 @@ m, xu, c = s.messages, s.extraction_units, s.conversations
 Start = tuple[str | None, str | None, list[PendingMessage]]
 
 
-def pending_messages(ctx: Ctx, conversation_id: str, message_ids: Sequence[str] | None) -> Start:
+def pending_messages(
+    ctx: Ctx,
+    conversation_id: str,
+    message_ids: Sequence[str] | None,
+    limit: int | None = None,
+) -> Start:
     """The conversation's user id, the user's stated name, and the messages whose
-    extraction is ``pending`` (``message_ids`` narrows them), oldest first."""
+    extraction is ``pending`` (``message_ids`` narrows them; at most ``limit``), oldest
+    first."""
     conv = conversation_row(ctx, conversation_id)
     stmt = (
         select(m.c.pk, m.c.id, m.c.role, m.c.content)
@@ -52,6 +58,8 @@ def pending_messages(ctx: Ctx, conversation_id: str, message_ids: Sequence[str] 
     )
     if message_ids is not None:
         stmt = stmt.where(m.c.id.in_(list(message_ids)))
+    if limit is not None:
+        stmt = stmt.limit(limit)
     rows = ctx.conn.execute(stmt).all()
     pending = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
     return conv.user_id, user_name(ctx, conv.user_id) if pending else None, pending
@@ -63,11 +71,14 @@ def store_messages(
     messages: Sequence[NewMessage],
     embedded: Vectors | None,
     extract: bool,
+    inline: bool = False,
 ) -> tuple[list[Message], Start | None]:
-    """Write the messages and, when they are to be extracted, read in the same unit of
-    work what extraction starts from — one trip to the database thread instead of two."""
+    """Write the messages and, when they are to be extracted ``inline`` (sync mode: the
+    caller waits for it), read in the same unit of work what extraction starts from —
+    one trip to the database thread instead of two. Queued (background) extraction reads
+    its start itself, later, so the request's unit of work does not."""
     stored = add_messages(ctx, conversation_id, messages, embedded, extract)
-    if not extract:
+    if not extract or not inline:
         return stored, None
     return stored, pending_messages(ctx, conversation_id, [msg.id for msg in stored])
 

@@ -8,8 +8,13 @@ offline :class:`~nams_local.extraction.RuleExtractor`) and
 
 Modes:
 
-- ``"sync"`` (default; what tests and a CI fake want): ``add_message`` returns after its
-  extraction and any due summary are written, so the next read sees them.
+- ``"sync"`` (default; what tests and a CI fake want): every call of the backend sees the
+  extraction and summaries of the messages written before it. ``add_message`` itself
+  returns as soon as the message and its ``pending`` unit are committed (so a chat turn's
+  persistence costs the caller two commits, not two extractions); the extraction starts
+  right away, and the backend's next call that is not a message write (``settled``) waits
+  for it first. Nothing acknowledged can be lost: the unit is in the database, and a
+  process that dies before extracting it leaves it to the next open.
 - ``"background"`` (what ``nams-local serve`` uses, like hosted NAMS): ``add_message``
   returns once the message and its ``pending`` unit are committed; a task per
   conversation works through the queue in order; ``wait_for_extraction(conversation_id)``
@@ -33,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
@@ -54,6 +60,7 @@ from .vectors import Vectors
 __all__ = [
     "DEFAULT_OBSERVATION_EVERY",
     "DEFAULT_REFLECTION_EVERY",
+    "EXTRACTION_BATCH",
     "WAIT_SECONDS",
     "ExtractionMode",
     "Pipeline",
@@ -74,6 +81,8 @@ DEFAULT_OBSERVATION_EVERY = 10
 DEFAULT_REFLECTION_EVERY = 3
 #: Preceding messages handed to the extractor as context.
 RECENT_CONTEXT = 4
+#: Pending messages one unit of work of queued extraction takes at most.
+EXTRACTION_BATCH = 64
 #: How long ``wait`` waits at most for units another process is working on.
 WAIT_SECONDS = 60.0
 #: How often ``wait`` looks at the database while another process works.
@@ -94,6 +103,9 @@ class PipelineLanes:
 
     #: A unit of work on the writer thread (one transaction, committed before it returns).
     run: RunUnit
+    #: A unit of work at background priority (queued extraction: it yields to request
+    #: writes on the writer thread).
+    background: RunUnit
     #: A read-only unit of work (a reader thread on file databases).
     read: RunUnit
     #: Texts to vectors off the database threads; ``None`` with embeddings off.
@@ -117,14 +129,28 @@ class PipelineConfig:
     reflection_every: int
 
 
+def _watch(task: asyncio.Task[None]) -> Future[object]:
+    """A thread-safe future done when ``task`` (on another running loop) is done."""
+    done: Future[object] = Future()
+
+    def finished(_: asyncio.Task[None]) -> None:
+        if not done.done():
+            done.set_result(None)
+
+    task.get_loop().call_soon_threadsafe(task.add_done_callback, finished)
+    return done
+
+
 class Pipeline:
     """Runs extraction and summaries for one backend (see the module docstring)."""
 
     def __init__(self, lanes: PipelineLanes, config: PipelineConfig) -> None:
         self.lanes = lanes
         self.config = config
-        #: The newest queued job of each conversation (background mode).
+        #: The drain task of each conversation with queued work (``_queue``).
         self._jobs: dict[str, asyncio.Task[None]] = {}
+        #: Conversations with work queued since their drain task last looked.
+        self._dirty: set[str] = set()
         #: Resuming what earlier processes left pending (``start``), while it runs.
         self._resuming: asyncio.Task[None] | None = None
         self._started = False
@@ -164,16 +190,30 @@ class Pipeline:
         ``start`` is what ``extraction.store_messages`` read while storing them."""
         if not self.active:
             return
-        if self.config.mode == "sync":
-            await self._process(conversation_id, list(message_ids), start)
-            return
-        self._queue(conversation_id, list(message_ids))
+        self._queue(conversation_id)
 
-    def _queue(self, conversation_id: str, ids: list[str] | None) -> None:
-        previous = self._jobs.get(conversation_id)
-        task = asyncio.get_running_loop().create_task(self._after(previous, conversation_id, ids))
-        self._jobs[conversation_id] = task
-        task.add_done_callback(lambda t: self._forget(conversation_id, t))
+    async def settled(self) -> None:
+        """Sync mode's promise (see the module docstring): wait until the extraction this
+        backend queued for earlier writes is written. Immediate when nothing is queued,
+        and in the other modes."""
+        if self.config.mode == "sync" and self._jobs:
+            await self._local_jobs(None)
+
+    @property
+    def _writes(self) -> RunUnit:
+        """Where the extraction's units of work run: at background priority when nobody
+        waits for them (background mode), else as request units."""
+        return self.lanes.background if self.config.mode == "background" else self.lanes.run
+
+    def _queue(self, conversation_id: str) -> None:
+        """Have the conversation's pending messages extracted. One drain task per
+        conversation takes them oldest first, ``EXTRACTION_BATCH`` per unit of work;
+        messages written while it runs are picked up by its next batch, so a burst of
+        writes costs a few batched units of work, not several units per message."""
+        self._dirty.add(conversation_id)
+        if conversation_id not in self._jobs:
+            task = asyncio.get_running_loop().create_task(self._drain(conversation_id))
+            self._jobs[conversation_id] = task
 
     async def resume(self) -> int:
         """Queue (or, in sync mode, run) every unit still ``pending`` in the workspace —
@@ -183,21 +223,23 @@ class Pipeline:
         found = await self.lanes.run(q.conversations_with_pending)
         for conversation_id in found:
             if self.config.mode == "sync":
-                await self._process(conversation_id, None)
+                while await self._process(conversation_id, None):
+                    pass
             else:
-                self._queue(conversation_id, None)
+                self._queue(conversation_id)
         return len(found)
 
-    def _forget(self, conversation_id: str, task: asyncio.Task[None]) -> None:
-        if self._jobs.get(conversation_id) is task:
-            del self._jobs[conversation_id]
-
-    async def _after(
-        self, previous: asyncio.Task[None] | None, conversation_id: str, ids: list[str] | None
-    ) -> None:
-        if previous is not None:
-            await asyncio.gather(previous, return_exceptions=True)
-        await self._process(conversation_id, ids)
+    async def _drain(self, conversation_id: str) -> None:
+        try:
+            while conversation_id in self._dirty:
+                self._dirty.discard(conversation_id)
+                if await self._process(conversation_id, None):
+                    self._dirty.add(conversation_id)  # a full batch: there may be more
+        finally:
+            # Synchronously, before the task ends: a write queued from here on starts a
+            # new drain instead of counting on this one.
+            if self._jobs.get(conversation_id) is asyncio.current_task():
+                del self._jobs[conversation_id]
 
     async def wait(self, conversation_id: str | None = None) -> None:
         """Until the queued work of ``conversation_id`` (default: every conversation of the
@@ -217,8 +259,7 @@ class Pipeline:
             else await self.lanes.run(q.conversations_with_pending)
         )
         for cid in found:
-            if cid not in self._jobs:
-                self._queue(cid, None)
+            self._queue(cid)
         await self._local_jobs(conversation_id)
         deadline = asyncio.get_running_loop().time() + WAIT_SECONDS
         while await self.lanes.read(q.pending_count, conversation_id):
@@ -234,15 +275,34 @@ class Pipeline:
             await asyncio.gather(task, return_exceptions=True)
 
     async def _local_jobs(self, conversation_id: str | None) -> None:
+        """Until this pipeline's drain tasks (of one conversation, or all) are done.
+
+        A drain runs on the event loop of the write that queued it; a sync facade or a
+        script may call from another loop. A drain on a loop that still runs is waited
+        for through a thread-safe future; one stranded on a loop that stopped (its task
+        never finishes) is replaced by a drain on this loop — its units are still
+        ``pending`` in the database, so nothing is lost or done twice."""
+        loop = asyncio.get_running_loop()
         while True:
-            if conversation_id is None:
-                tasks = list(self._jobs.values())
-            else:
-                task = self._jobs.get(conversation_id)
-                tasks = [task] if task is not None else []
-            if not tasks:
+            jobs = [
+                (cid, task)
+                for cid, task in list(self._jobs.items())
+                if conversation_id is None or cid == conversation_id
+            ]
+            if not jobs:
                 return
-            await asyncio.gather(*tasks, return_exceptions=True)
+            waits: list[Awaitable[object]] = []
+            for cid, task in jobs:
+                home = task.get_loop()
+                if home is loop:
+                    waits.append(task)
+                elif task.done() or home.is_closed() or not home.is_running():
+                    if self._jobs.get(cid) is task:
+                        del self._jobs[cid]
+                    self._queue(cid)
+                else:
+                    waits.append(asyncio.wrap_future(_watch(task)))
+            await asyncio.gather(*waits, return_exceptions=True)
 
     async def aclose(self) -> None:
         """Finish queued work (so a closed store never holds half-written extraction)."""
@@ -252,27 +312,33 @@ class Pipeline:
     # -- the work --------------------------------------------------------------------
     async def _process(
         self, conversation_id: str, ids: list[str] | None, start: q.Start | None = None
-    ) -> None:
+    ) -> bool:
+        """Extract (and summarise) the pending messages (``ids`` narrows them; ``None``:
+        the oldest ``EXTRACTION_BATCH``). Returns whether more may be pending."""
+        more = False
         try:
             due = None
             if self.queues_messages:
-                due = await self._extract(conversation_id, ids, start)
+                due, more = await self._extract(conversation_id, ids, start)
             if self.config.summariser is not None:
                 await self._summarise(conversation_id, due)
         except Exception as error:  # never fail the write that triggered us
             log.warning("extraction for conversation %s failed: %r", conversation_id, error)
+        return more
 
     async def _extract(
         self, conversation_id: str, ids: list[str] | None, start: q.Start | None
-    ) -> list[list[sm.PendingMessage]] | None:
-        """Extract and write; returns the observations now due (``None``: not looked up)."""
+    ) -> tuple[list[list[sm.PendingMessage]] | None, bool]:
+        """Extract and write; returns the observations now due (``None``: not looked up)
+        and whether a whole batch was taken (more may be pending)."""
         extractor = self.config.extractor
         assert extractor is not None
         if start is None:
-            start = await self.lanes.run(q.pending_messages, conversation_id, ids)
+            limit = EXTRACTION_BATCH if ids is None else None
+            start = await self._writes(q.pending_messages, conversation_id, ids, limit)
         user_id, known, pending = start
         if not pending:
-            return None
+            return None, False
         results: list[g.MessageExtraction] = []
         recent: list[str] = []
         for message in pending:
@@ -295,7 +361,8 @@ class Pipeline:
                 known = known or found.user_name
         vectors = await self._entity_vectors(results)
         every = self.config.observation_every if self.config.summariser is not None else None
-        return await self.lanes.run(
+        full = ids is None and len(pending) >= EXTRACTION_BATCH
+        due = await self._writes(
             g.apply_then_due,
             conversation_id,
             user_id,
@@ -304,6 +371,7 @@ class Pipeline:
             self.config.skip_entity,
             every,
         )
+        return due, full
 
     async def _entity_vectors(
         self, results: Sequence[g.MessageExtraction]
@@ -317,7 +385,7 @@ class Pipeline:
                 wanted.setdefault((entity.name, entity.type), entity.description)
         if not wanted or not self.lanes.has_vectors:
             return {}
-        new = await self.lanes.run(g.new_entity_names, list(wanted))
+        new = await self._writes(g.new_entity_names, list(wanted))
         if not new:
             return {}
         embedded = await self.lanes.embed(
@@ -332,7 +400,7 @@ class Pipeline:
     ) -> None:
         summariser = self.config.summariser
         assert summariser is not None
-        run = self.lanes.run
+        run = self._writes
         batches = due
         if batches is None:
             batches = await run(sm.due_observations, conversation_id, self.config.observation_every)

@@ -33,7 +33,7 @@ from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
 from .lanes import Lanes
 from .resolution import Resolution
-from .vector_lane import VectorLane, embed_leftovers
+from .vector_lane import QueuedVector, VectorLane, queued_leftovers
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
 from .writer import WriterLane
 
@@ -90,6 +90,8 @@ class SQLiteStore:
         self._resume_claimed = False
         self._lock = threading.Lock()
         self._graphs: dict[str, EntityGraphMirror] = {}
+        #: Rows left in ``vector_queue`` by an earlier process (found by the migration).
+        self._leftovers: list[QueuedVector] = []
         want_vec = embedder is not None and vector_index != "numpy"
         self.engine, self.driver = open_engine(path, want_vec=want_vec, driver=driver)
         if vector_index == "sqlite-vec" and self.driver.vec_version is None:
@@ -124,6 +126,13 @@ class SQLiteStore:
             self.vector_lane = VectorLane(
                 self.vectors.embedder, self.vectors.messages, self._on_writer
             )
+            if self._leftovers:
+                logger.info(
+                    "embedding %d messages a previous process had queued, in the background",
+                    len(self._leftovers),
+                )
+                self.vector_lane.enqueue(self._leftovers)
+            self._leftovers = []
         # File databases also get reader threads with their own connections, so the
         # sources of one chat turn run in parallel (WAL readers never block the writer).
         self._readers: ThreadPoolExecutor | None = None
@@ -144,7 +153,15 @@ class SQLiteStore:
         that commit is done."""
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
-        return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs))
+        return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs, key=_key(args)))
+
+    async def run_background(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """``run`` at background priority (queued extraction and summaries): it yields to
+        request units on the writer, so no request write waits behind it."""
+        if self._closed:
+            raise BackendUnavailableError("the SQLite store is closed")
+        future = self._writer.unit(fn, args, kwargs, key=_key(args), background=True)
+        return await asyncio.wrap_future(future)
 
     @property
     def writer(self) -> WriterLane:
@@ -203,7 +220,7 @@ class SQLiteStore:
 
     def run_sync(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``run`` for synchronous callers (the CLI); never call it from the worker thread."""
-        return self._writer.unit(fn, args, kwargs).result()
+        return self._writer.unit(fn, args, kwargs, key=_key(args)).result()
 
     def close(self) -> None:
         with self._lock:
@@ -283,10 +300,8 @@ class SQLiteStore:
             wanted = f"{v.messages.kind}:{v.embedder.name}:{v.embedder.dimension}"
         if recorded == wanted:
             if self.vectors is not None:
-                v = self.vectors
-                left = embed_leftovers(conn, v.embedder, v.messages, message_partition)
-                if left:
-                    logger.info("embedded %d messages a previous process had queued", left)
+                # Embedded by the vector lane once it runs, not here: open stays quick.
+                self._leftovers = queued_leftovers(conn, message_partition)
             return
         conn.execute(delete(s.vector_queue))  # the rebuild (or no index) covers them all
         if self.vectors is not None:
@@ -341,6 +356,11 @@ class SQLiteStore:
             "tool_calls": select(func.count()).select_from(s.tool_calls),
         }
         return {name: int(conn.execute(stmt).scalar_one()) for name, stmt in tables.items()}
+
+
+def _key(args: tuple[object, ...]) -> str:
+    """The writer's fairness key of a unit of work: the workspace of its ``Ctx``."""
+    return args[0].workspace if args and isinstance(args[0], Ctx) else ""
 
 
 def message_partition(workspace: str, user_id: str | None) -> str:

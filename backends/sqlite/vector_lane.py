@@ -9,14 +9,19 @@ being embedded, up to ``BATCH``) and stores the vectors in one writer unit of wo
 
 Read-your-writes stays true for vector search: a vector or hybrid search first waits
 (``pending``) until the rows that were queued in *its own* scope (the conversation, or
-the user's partition) when it started are embedded — never for other tenants' rows, and
-never longer than ``READ_WAIT_SECONDS`` (after that it answers from what is indexed; text
-search finds the message regardless). Writers are held back (``room``) while more than
-``MAX_BACKLOG`` rows wait, so a bulk ingest runs at the embedder's batched pace instead of
-growing the queue without bound.
+the user's partition) when it started are embedded — never for other tenants' rows. It
+waits as long as the lane makes progress (it is embedding a batch, or stored one within
+the last ``READ_WAIT_SECONDS``: a backlog of ``MAX_BACKLOG`` rows on a slow, busy machine
+takes longer than one such period), and never longer than ``READ_WAIT_MAX_SECONDS`` in
+all; after that it
+answers from what is indexed (text search finds the message regardless). Writers are
+held back (``room``) while more than ``MAX_BACKLOG`` rows wait, so a bulk ingest runs at
+the embedder's batched pace instead of growing the queue without bound.
 
-The queue is durable: a row queued by a process that died is embedded when the store is
-next opened (``embed_leftovers``), before anything reads.
+The queue is durable: a row queued by a process that died is handed to this lane when
+the store is next opened (``queued_leftovers``) and embedded in the background like a new
+write — opening a store with a large leftover queue does not wait for the model, and a
+vector search in a scope with leftovers waits for them as it would for a fresh write.
 """
 
 from __future__ import annotations
@@ -40,12 +45,13 @@ from .vectors import VectorIndex, Vectors
 __all__ = [
     "BATCH",
     "MAX_BACKLOG",
+    "READ_WAIT_MAX_SECONDS",
     "READ_WAIT_SECONDS",
     "QueuedVector",
     "VectorLane",
     "conversation_key",
-    "embed_leftovers",
     "partition_key",
+    "queued_leftovers",
 ]
 
 log = logging.getLogger("nams_local.sqlite")
@@ -54,8 +60,10 @@ log = logging.getLogger("nams_local.sqlite")
 BATCH = 64
 #: Queued rows beyond which writers wait for the lane (they resume at half of it).
 MAX_BACKLOG = 1024
-#: How long a vector search waits for its own scope's queued rows at most.
+#: How long a vector search waits for its own scope's queued rows while the lane stores
+#: no batch at all (a stalled lane), and at most in all.
 READ_WAIT_SECONDS = 10.0
+READ_WAIT_MAX_SECONDS = 60.0
 #: Attempts at embedding one batch before its rows are left for the next open.
 _ATTEMPTS = 3
 
@@ -108,6 +116,10 @@ class VectorLane:
         self._room: list[Future[None]] = []
         self._drained: list[Future[None]] = []
         self._stopping = False
+        #: Batches done so far, and whether one is being embedded now (a waiting reader's
+        #: signs of progress).
+        self.batches = 0
+        self._working = False
         self._thread = threading.Thread(target=self._loop, name="nams-sqlite-embed", daemon=True)
         self._thread.start()
 
@@ -156,14 +168,26 @@ class VectorLane:
             return future
 
     async def settled(self, keys: Iterable[str]) -> None:
-        """Wait (at most ``READ_WAIT_SECONDS``) for the rows queued now under ``keys``."""
+        """Wait for the rows queued now under ``keys``: while the lane makes progress, at
+        most ``READ_WAIT_MAX_SECONDS`` (see the module docstring)."""
         future = self.pending(keys)
         if future is None:
             return
-        try:
-            await asyncio.wait_for(asyncio.wrap_future(future), READ_WAIT_SECONDS)
-        except TimeoutError:
-            log.warning("vector search went ahead with rows still waiting to be embedded")
+        waiting = asyncio.wrap_future(future)
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + READ_WAIT_MAX_SECONDS
+        while True:
+            seen = self.batches
+            period = min(READ_WAIT_SECONDS, give_up - loop.time())
+            try:
+                await asyncio.wait_for(asyncio.shield(waiting), max(period, 0.0))
+                return
+            except TimeoutError:
+                stalled = self.batches == seen and not self._working
+                if stalled or loop.time() >= give_up:
+                    waiting.cancel()
+                    log.warning("vector search went ahead with rows still waiting to be embedded")
+                    return
 
     async def wait_for_room(self) -> None:
         """Wait while the backlog is over ``MAX_BACKLOG`` (a writer's backpressure)."""
@@ -200,9 +224,12 @@ class VectorLane:
                 if not self._queue:
                     return
                 batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+                self._working = True
             try:
                 self._embed_and_store([item for _, item in batch])
             finally:
+                self.batches += 1
+                self._working = False
                 self._release(batch)
 
     def _embed_and_store(self, items: list[QueuedVector]) -> None:
@@ -285,14 +312,11 @@ def store_vectors(
         conn.execute(delete(q).where(q.c.message_pk.in_([items[i].pk for i in keep])))
 
 
-def embed_leftovers(
-    conn: Connection,
-    embedder: Embedder,
-    index: VectorIndex,
-    message_partition: Callable[[str, str | None], str],
-) -> int:
-    """Embed the rows a previous process queued but never embedded (on open); returns how
-    many there were."""
+def queued_leftovers(
+    conn: Connection, message_partition: Callable[[str, str | None], str]
+) -> list[QueuedVector]:
+    """The rows a previous process queued but never embedded (read on open, embedded by
+    the lane afterwards)."""
     m, c, q = s.messages, s.conversations, s.vector_queue
     rows = conn.execute(
         select(m.c.pk, m.c.content, c.c.workspace, c.c.user_id, c.c.id)
@@ -300,11 +324,6 @@ def embed_leftovers(
         .join(c, c.c.pk == m.c.conversation_pk)
         .order_by(m.c.pk)
     ).all()
-    for start in range(0, len(rows), BATCH):
-        chunk = rows[start : start + BATCH]
-        items = [
-            QueuedVector(r.pk, r.content, message_partition(r.workspace, r.user_id), r.id)
-            for r in chunk
-        ]
-        store_vectors(conn, index, items, embedder.embed([item.text for item in items]))
-    return len(rows)
+    return [
+        QueuedVector(r.pk, r.content, message_partition(r.workspace, r.user_id), r.id) for r in rows
+    ]

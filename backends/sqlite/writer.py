@@ -15,6 +15,20 @@ goes on. A unit that fails in any other way rolls the whole group back, and ever
 then runs again alone in its own transaction: a failing unit fails only its own caller and
 writes nothing, while the others commit as if they had never been grouped.
 
+Two priorities and per-workspace fairness. A unit is submitted with a ``key`` (its
+workspace) and a priority: *request* units (a caller is waiting for them) or
+*background* units (queued extraction and summaries). A group holds units of one priority
+only. Request units always go first, so a request write never waits behind queued
+extraction — at most behind the one background group already running, which is kept small
+(``MAX_BACKGROUND_GROUP``). Background work is not starved either: when its oldest unit
+has waited ``BACKGROUND_MAX_WAIT`` seconds, one background group runs between request
+groups. Within a priority, a group is filled round-robin over the keys (one unit of each
+waiting workspace in turn), so a tenant with a thousand queued writes delays another
+tenant's single write by at most one group, not by its whole bulk.
+
+Raw calls (connect, migrate, close) are barriers: they run once every unit queued before
+them has run, and units queued after them wait for them.
+
 Commit hooks (``after_commit``) let a unit of work publish in-memory consequences (the
 vector lane's queue of rows to embed) only once its rows are durable; a rolled-back unit's
 hooks are dropped.
@@ -22,8 +36,10 @@ hooks are dropped.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -34,7 +50,7 @@ from sqlalchemy import Connection
 
 from nams_local.errors import NamsError
 
-__all__ = ["MAX_GROUP", "WriterLane"]
+__all__ = ["BACKGROUND_MAX_WAIT", "MAX_BACKGROUND_GROUP", "MAX_GROUP", "WriterLane"]
 
 R = TypeVar("R")
 
@@ -42,6 +58,10 @@ log = logging.getLogger("nams_local.sqlite")
 
 #: Units of work committed together at most (bounds the latency one group adds).
 MAX_GROUP = 64
+#: Background units committed together at most (what a request write may wait behind).
+MAX_BACKGROUND_GROUP = 8
+#: A background unit waits at most this long (seconds) while request units keep coming.
+BACKGROUND_MAX_WAIT = 0.1
 
 
 @dataclass(eq=False)
@@ -53,7 +73,54 @@ class _Job:
     #: ``True``: a unit of work run in a (group) transaction; ``False``: a raw call
     #: (connect, migrate, close) run alone, outside any transaction of the lane.
     unit: bool
+    #: Its place in submission order (raw calls are barriers by it).
+    seq: int = 0
+    #: The workspace it belongs to (round-robin fairness within its priority).
+    key: str = ""
+    #: When it was queued (``time.monotonic``; background ageing).
+    queued_at: float = 0.0
     hooks: list[Callable[[], None]] = field(default_factory=list)
+
+
+class _FairQueue:
+    """Units of one priority, a FIFO per key, served round-robin over the keys."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, deque[_Job]] = {}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def push(self, job: _Job) -> None:
+        self._by_key.setdefault(job.key, deque()).append(job)
+        self._size += 1
+
+    def oldest(self) -> _Job | None:
+        heads = [queue[0] for queue in self._by_key.values()]
+        return min(heads, key=lambda job: job.seq) if heads else None
+
+    def take(self, limit: int, before: int | None) -> list[_Job]:
+        """Up to ``limit`` units, one per key in turn, only those queued ``before`` a seq."""
+        taken: list[_Job] = []
+        while len(taken) < limit:
+            progressed = False
+            for key in list(self._by_key):
+                queue = self._by_key[key]
+                if before is not None and queue[0].seq > before:
+                    continue
+                taken.append(queue.popleft())
+                progressed = True
+                # The key goes to the back of the rotation (or away when drained).
+                del self._by_key[key]
+                if queue:
+                    self._by_key[key] = queue
+                if len(taken) == limit:
+                    break
+            if not progressed:
+                break
+        self._size -= len(taken)
+        return taken
 
 
 class WriterLane:
@@ -64,7 +131,10 @@ class WriterLane:
         #: refused input that wrote nothing): in-memory mirrors patched by the undone
         #: units must be forgotten.
         self._on_rollback = on_rollback
-        self._jobs: deque[_Job] = deque()
+        self._requests = _FairQueue()
+        self._background = _FairQueue()
+        self._calls: deque[_Job] = deque()
+        self._seq = itertools.count(1)
         self._cond = threading.Condition()
         self._stopping = False
         self._current: _Job | None = None
@@ -85,17 +155,30 @@ class WriterLane:
         return self._put(_Job(fn, args, {}, Future(), unit=False))
 
     def unit(
-        self, fn: Callable[..., R], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        fn: Callable[..., R],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        key: str = "",
+        background: bool = False,
     ) -> Future[R]:
         """Run the unit of work ``fn(*args, **kwargs)`` in a transaction (maybe grouped);
-        the future resolves after its commit."""
-        return self._put(_Job(fn, args, kwargs, Future(), unit=True))
+        the future resolves after its commit. ``key``: its workspace (fairness);
+        ``background``: it yields to request units (see the module docstring)."""
+        job = _Job(fn, args, kwargs, Future(), unit=True, key=key)
+        return self._put(job, self._background if background else self._requests)
 
-    def _put(self, job: _Job) -> Future[Any]:
+    def _put(self, job: _Job, queue: _FairQueue | None = None) -> Future[Any]:
         with self._cond:
             if self._stopping:
                 raise RuntimeError("the writer lane is stopped")
-            self._jobs.append(job)
+            job.seq = next(self._seq)
+            job.queued_at = time.monotonic()
+            if queue is None:
+                self._calls.append(job)
+            else:
+                queue.push(job)
             self._cond.notify()
         return job.future
 
@@ -110,7 +193,13 @@ class WriterLane:
     def queued(self) -> int:
         """Jobs waiting for the writer thread."""
         with self._cond:
-            return len(self._jobs)
+            return len(self._requests) + len(self._background) + len(self._calls)
+
+    @property
+    def queued_background(self) -> int:
+        """Background units waiting for the writer thread."""
+        with self._cond:
+            return len(self._background)
 
     def on_thread(self) -> bool:
         return threading.current_thread() is self._thread
@@ -126,16 +215,24 @@ class WriterLane:
     # -- the thread ----------------------------------------------------------------------
     def _next(self) -> list[_Job] | None:
         with self._cond:
-            while not self._jobs:
+            while not (self._requests or self._background or self._calls):
                 if self._stopping:
                     return None
                 self._cond.wait()
-            first = self._jobs.popleft()
-            batch = [first]
-            if first.unit:
-                while self._jobs and self._jobs[0].unit and len(batch) < MAX_GROUP:
-                    batch.append(self._jobs.popleft())
-            return batch
+            barrier = self._calls[0].seq if self._calls else None
+            background_head = self._background.oldest()
+            if background_head is not None and (barrier is None or background_head.seq < barrier):
+                aged = time.monotonic() - background_head.queued_at >= BACKGROUND_MAX_WAIT
+            else:
+                background_head, aged = None, False
+            if not aged:
+                requests = self._requests.take(MAX_GROUP, barrier)
+                if requests:
+                    return requests
+            if background_head is not None:
+                return self._background.take(MAX_BACKGROUND_GROUP, barrier)
+            # Nothing queued before the barrier is left: the raw call runs now.
+            return [self._calls.popleft()]
 
     def _loop(self) -> None:
         while True:

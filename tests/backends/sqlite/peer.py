@@ -54,6 +54,9 @@ async def handle(backend: SQLiteBackend, command: dict[str, Any]) -> Any:
         return (await backend.create_conversation(command.get("user_id"))).id
     if op == "say":
         await backend.add_message(command["conversation"], "user", command["text"])
+        # Sync extraction runs right after the ack: "said" means extracted, as another
+        # process expects it before the peer answers.
+        await backend.wait_for_extraction(command["conversation"])
         return None
     if op == "entities":
         return sorted((e.name, e.type) for e in await backend.list_entities())

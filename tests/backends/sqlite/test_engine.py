@@ -245,6 +245,9 @@ async def test_file_database_reads_do_not_wait_for_the_writer(tmp_path: Path) ->
     async with SQLiteBackend(tmp_path / "wal.db", embeddings=False) as backend:
         conv = await backend.create_conversation("u1")
         await backend.add_message(conv.id, "user", "green tea every morning")
+        # Sync extraction runs right after the ack, on the writer: let it finish before
+        # the writer is held, so only the reads are under test.
+        await backend.wait_for_extraction()
         writer_busy = threading.Event()
         release = threading.Event()
 

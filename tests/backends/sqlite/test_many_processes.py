@@ -112,6 +112,7 @@ async def test_extracting_the_same_new_name_at_once_yields_one_entity(
         peer.send("say", conversation=theirs, text=said)  # runs while we write the same
         await local.add_message(ours, "user", said)
         assert peer.answer() is None
+    await local.wait_for_extraction()  # ours runs right after each ack (sync mode)
     store = local.store  # not a second SQLite library in this process: see test_keystore_file
     rows = store.run_sync(
         lambda: store.conn.execute(
