@@ -16,6 +16,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from nams_local.backend import DEFAULT_SEARCH_LIMIT
+from nams_local.models import ConversationMetadata
 
 __all__ = [
     "AddMessageBody",
@@ -51,7 +52,8 @@ class Body(BaseModel):
 
 class CreateConversationBody(Body):
     user_id: str | None = None
-    metadata: dict[str, str] | None = None
+    #: JSON scalars as values (W1); the spec declares strings, hosted stores what it gets.
+    metadata: ConversationMetadata | None = None
 
 
 class AddMessageBody(Body):
