@@ -57,6 +57,7 @@ from nams_local.models import (
     ToolCallStatus,
 )
 from nams_local.validation import (
+    check_json_depth,
     check_limit,
     check_message,
     check_messages,
@@ -564,6 +565,7 @@ class SQLiteBackend(MemoryBackend):
         """Read-only Cypher (the subset in ``cypher.SUPPORTED``); writes are refused before
         anything is read. The query runs in a Cypher worker process within the store's
         limits (``cypher_pool.CypherLimits``); cancelling the call kills that worker."""
+        check_json_depth(params, "params")  # before anything walks them (issue 16)
         statement = prepare_cypher(check_required(cypher, "cypher"), params)
         lanes = self._store.lanes
         async with lanes.cypher_slots.slot(self.workspace):

@@ -161,3 +161,17 @@ async def test_tool_call_with_a_step_links_it_and_an_unknown_step_is_404(
     assert root.store.run_sync(root.store.counts) == before
     trace = await alice.ok("GET", f"/v1/reasoning/trace/{conversation}")
     assert [c["id"] for c in trace["toolCalls"]] == [linked["id"]]
+
+
+async def test_cypher_params_nested_900_deep_are_400(root: SQLiteBackend, alice: Api) -> None:
+    deep: Any = 1
+    for _ in range(900):
+        deep = {"a": deep}
+    for params in ({"p": deep}, {"p": [deep]}):
+        message = assert_error(
+            await alice.post(
+                "/v1/query", json={"cypher": "MATCH (n) RETURN $p AS p LIMIT 1", "params": params}
+            ),
+            400,
+        )
+        assert "params" in message and "nested deeper" in message
