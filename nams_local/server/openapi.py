@@ -72,7 +72,8 @@ def _statuses(method: str, path: str, operation: dict[str, Any]) -> set[str]:
     """The error statuses an operation can answer besides those it declares itself: the
     rules of docs/wire-decisions.md (E1-E10, W1-W5) applied to every ``/v1`` route."""
     found = {"400", "401"}
-    if "{" in path or (method, path) in _NAMES_AN_ID:
+    idempotent = method == "delete" and not path.startswith("/v1/auth/")  # W2: never 404
+    if ("{" in path or (method, path) in _NAMES_AN_ID) and not idempotent:
         found.add("404")
     if "requestBody" in operation:
         found.add("413")
