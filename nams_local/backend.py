@@ -12,7 +12,7 @@ the server, the clients and the engine validate the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
@@ -32,6 +32,7 @@ from .models import (
     FeedbackResult,
     MergeResult,
     Message,
+    MetadataValue,
     NewMessage,
     Observation,
     QueryResult,
@@ -54,6 +55,7 @@ __all__ = [
     "MemoryBackend",
     "SupportsInfo",
     "SupportsItems",
+    "SupportsWorkspaceReset",
 ]
 
 #: ``limit`` on list routes: 1..200, default 50 (hosted contract).
@@ -100,8 +102,10 @@ class MemoryBackend(Protocol):
 
     # -- conversations ---------------------------------------------------------------
     async def create_conversation(
-        self, user_id: str | None = None, metadata: dict[str, str] | None = None
-    ) -> Conversation: ...
+        self, user_id: str | None = None, metadata: Mapping[str, MetadataValue] | None = None
+    ) -> Conversation:
+        """``metadata`` values are JSON scalars, returned as given (no objects/arrays)."""
+        ...
 
     async def list_conversations(
         self, user_id: str | None = None, limit: int = DEFAULT_LIST_LIMIT
@@ -304,3 +308,13 @@ class SupportsItems(Protocol):
         A batch over a bound (``nams_local.items``) is refused whole with
         ``InvalidInputError``."""
         ...
+
+
+@runtime_checkable
+class SupportsWorkspaceReset(Protocol):
+    """A backend that can empty its workspace in one step (every conversation, message,
+    entity, relationship, step and tool call). Test suites reset between tests through the
+    server's opt-in ``POST /v1/testing/reset`` (``serve --allow-reset``); hosted NAMS has no
+    such route, so it is a protocol of its own rather than part of ``MemoryBackend``."""
+
+    async def reset_workspace(self) -> None: ...

@@ -21,6 +21,7 @@ __all__ = [
     "MESSAGE_ROLES",
     "Context",
     "Conversation",
+    "ConversationMetadata",
     "ConversationSearchHits",
     "ConversationTrace",
     "Entity",
@@ -40,6 +41,7 @@ __all__ = [
     "MergeResult",
     "Message",
     "MessageRole",
+    "MetadataValue",
     "NewMessage",
     "Observation",
     "QueryResult",
@@ -76,13 +78,21 @@ class NamsModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+#: One value of conversation metadata: a JSON scalar. Hosted NAMS stores what clients send
+#: (``{"source": "e2e", "seq": 1}``) although its spec declares strings; nested objects and
+#: arrays are refused so the map stays flat (docs/wire-decisions.md, W1).
+MetadataValue = str | int | float | bool | None
+#: Conversation metadata: a flat map of JSON scalars, returned exactly as given.
+ConversationMetadata = dict[str, MetadataValue]
+
+
 class Conversation(NamsModel):
     """A conversation (hosted list item and single get in one class)."""
 
     id: str
     workspace_id: str | None = None
     user_id: str | None = None
-    metadata: dict[str, str] = Field(default_factory=dict)
+    metadata: ConversationMetadata = Field(default_factory=dict)
     message_count: int | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None

@@ -26,6 +26,7 @@ __all__ = [
     "check_present",
     "check_query",
     "check_required",
+    "check_scalar_map",
     "check_score",
     "check_string_map",
     "check_tool_call",
@@ -81,6 +82,27 @@ def check_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -
         json.dumps(metadata, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{name} is not JSON-encodable: {exc}") from None
+
+
+def check_scalar_map(value: Mapping[str, Any] | None, what: str) -> None:
+    """Conversation metadata: an object whose values are JSON scalars (string, number,
+    boolean, null), stored and returned as given. Nested objects and arrays are refused:
+    the hosted spec declares a flat map, and a flat map is what every hosted client can
+    read back (docs/wire-decisions.md, W1). Non-finite numbers cannot be JSON."""
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{what} must be an object")
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise InvalidInputError(f"{what} keys must be strings")
+        if item is None or isinstance(item, str | bool | int):
+            continue
+        if isinstance(item, float) and math.isfinite(item):
+            continue
+        raise InvalidInputError(
+            f"{what}.{key} must be a string, number, boolean or null (no objects or arrays)"
+        )
 
 
 def check_string_map(value: Mapping[str, Any] | None, what: str) -> None:

@@ -11,14 +11,16 @@ import asyncio
 import json
 import logging
 import os
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import httpx
 
 from nams_local.backend import Capabilities
-from nams_local.errors import AuthenticationError, NotSupportedError
-from nams_local.models import SearchMode
+from nams_local.errors import AuthenticationError, NotFoundError, NotSupportedError
+from nams_local.models import MetadataValue, SearchMode
 from nams_local.settings import DEFAULT_ENDPOINT, WORKSPACE_ENV
+from nams_local.validation import check_scalar_map, check_string_map
 
 from .capabilities import HOSTED_CAPABILITIES, ServerCapabilities, read_capabilities
 from .errors import error_for_response
@@ -147,6 +149,30 @@ class HostedBase:
         rejects unknown fields (since October 2026), so they are never sent there."""
         await self.probe_capabilities()
         return self.search_modes
+
+    async def _delete(self, path: str) -> None:
+        """Deletes are idempotent (docs/wire-decisions.md, W2): hosted NAMS and nams-local
+        answer 200 for an id that is already gone; a server that answers 404 instead
+        (an older nams-local) means the same thing, so it is not an error either."""
+        try:
+            await self._rest.call("DELETE", path)
+        except NotFoundError:
+            return
+
+    async def _conversation_metadata(
+        self, metadata: Mapping[str, MetadataValue] | None
+    ) -> dict[str, MetadataValue] | None:
+        """Conversation metadata as sent. Non-string values (numbers, booleans, null) go
+        only to a server that advertises the extension fields; toward any other server
+        (hosted NAMS, whose spec declares string values) the client refuses them as it
+        always has, so its behaviour there is unchanged (W1)."""
+        if metadata is None:
+            return None
+        check_scalar_map(metadata, "conversation metadata")
+        scalars = not all(isinstance(v, str) for v in metadata.values())
+        if scalars and not await self._extension_fields():
+            check_string_map(metadata, "conversation metadata")
+        return dict(metadata)
 
     async def _message_metadata(self, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
         """``metadata`` if the server keeps it; else ``None`` and one warning per client."""

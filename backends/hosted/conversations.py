@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nams_local.backend import DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT
@@ -11,6 +11,7 @@ from nams_local.models import (
     Conversation,
     ExtractionStatus,
     Message,
+    MetadataValue,
     NewMessage,
     Observation,
     Reflection,
@@ -24,7 +25,6 @@ from nams_local.validation import (
     check_metadata,
     check_mode,
     check_query,
-    check_string_map,
 )
 
 from .base import HostedBase
@@ -43,13 +43,13 @@ def search_type(body: object) -> str:
 class ConversationRoutes(HostedBase):
     # -- conversations ---------------------------------------------------------------
     async def create_conversation(
-        self, user_id: str | None = None, metadata: dict[str, str] | None = None
+        self, user_id: str | None = None, metadata: Mapping[str, MetadataValue] | None = None
     ) -> Conversation:
-        check_string_map(metadata, "conversation metadata")
+        sent = await self._conversation_metadata(metadata)
         body = await self._rest.call(
-            "POST", "/conversations", body=compact({"userId": user_id, "metadata": metadata})
+            "POST", "/conversations", body=compact({"userId": user_id, "metadata": sent})
         )
-        return lenient(Conversation, body, user_id=user_id, metadata=metadata)
+        return lenient(Conversation, body, user_id=user_id, metadata=sent)
 
     async def list_conversations(
         self, user_id: str | None = None, limit: int = DEFAULT_LIST_LIMIT
@@ -70,7 +70,7 @@ class ConversationRoutes(HostedBase):
         return lenient(Conversation, body, id=conversation_id)
 
     async def delete_conversation(self, conversation_id: str) -> None:
-        await self._rest.call("DELETE", f"/conversations/{segment(conversation_id)}")
+        await self._delete(f"/conversations/{segment(conversation_id)}")
 
     # -- messages --------------------------------------------------------------------
     async def add_message(

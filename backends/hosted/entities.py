@@ -72,7 +72,7 @@ class EntityRoutes(HostedBase):
         )
 
     async def delete_entity(self, entity_id: str) -> None:
-        await self._rest.call("DELETE", f"/entities/{segment(entity_id)}")
+        await self._delete(f"/entities/{segment(entity_id)}")
 
     async def search_entities(
         self,

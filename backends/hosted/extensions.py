@@ -62,7 +62,7 @@ class ExtensionRoutes(HostedBase):
 
     async def delete_relationship(self, relationship_id: str) -> None:
         await self._require("relationship_writes", "delete_relationship")
-        await self._rest.call("DELETE", f"/relationships/{segment(relationship_id)}")
+        await self._delete(f"/relationships/{segment(relationship_id)}")
 
     async def get_entity_by_name(self, name: str, type: str | None = None) -> Entity | None:
         await self._require("entity_by_name", "get_entity_by_name")

@@ -46,6 +46,7 @@ from nams_local.models import (
     FeedbackResult,
     MergeResult,
     Message,
+    MetadataValue,
     NewMessage,
     Observation,
     QueryResult,
@@ -59,6 +60,7 @@ from nams_local.models import (
     ToolCallStatus,
 )
 from nams_local.validation import (
+    check_json_depth,
     check_limit,
     check_message,
     check_messages,
@@ -67,6 +69,7 @@ from nams_local.validation import (
     check_present,
     check_query,
     check_required,
+    check_scalar_map,
     check_score,
     check_string_map,
     check_tool_call,
@@ -385,10 +388,12 @@ class SQLiteBackend(MemoryBackend):
 
     # -- conversations ---------------------------------------------------------------
     async def create_conversation(
-        self, user_id: str | None = None, metadata: dict[str, str] | None = None
+        self, user_id: str | None = None, metadata: Mapping[str, MetadataValue] | None = None
     ) -> Conversation:
-        check_string_map(metadata, "conversation metadata")
-        return await self._run(conversations.create_conversation, user_id, metadata)
+        check_scalar_map(metadata, "conversation metadata")
+        return await self._run(
+            conversations.create_conversation, user_id, None if metadata is None else dict(metadata)
+        )
 
     async def list_conversations(
         self, user_id: str | None = None, limit: int = DEFAULT_LIST_LIMIT
@@ -622,6 +627,7 @@ class SQLiteBackend(MemoryBackend):
         procedures and file loads are refused before
         anything is read. The query runs in a Cypher worker process within the store's
         limits (``cypher_pool.CypherLimits``); cancelling the call kills that worker."""
+        check_json_depth(params, "params")  # before anything walks them (issue 16)
         statement = prepare_cypher(check_required(cypher, "cypher"), params)
         lanes = self._store.lanes
         async with lanes.cypher_slots.slot(self.workspace):
@@ -688,6 +694,11 @@ class SQLiteBackend(MemoryBackend):
     async def entity_neighbourhood(self, entity_id: str, depth: int = 1) -> EntityGraph:
         check_limit(depth, name="depth", maximum=5)
         return await self._run(entities.neighbourhood, entity_id, depth)
+
+    async def reset_workspace(self) -> None:
+        """Delete everything this workspace holds, in one transaction; other workspaces of
+        the store are untouched (``SupportsWorkspaceReset``)."""
+        await self.legacy.clear_workspace()
 
     # -- legacy memory (bridge) --
     # Sessions, preferences, facts, task traces and tool stats (the original agent-memory

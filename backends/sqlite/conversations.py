@@ -16,6 +16,7 @@ from sqlalchemy import Row, delete, select, text
 from nams_local.errors import NotFoundError, NotSupportedError
 from nams_local.models import (
     Conversation,
+    ConversationMetadata,
     ConversationSearchHits,
     Message,
     NewMessage,
@@ -70,7 +71,7 @@ def conversation_row(ctx: Ctx, conversation_id: str) -> Row[Any]:
 
 
 def create_conversation(
-    ctx: Ctx, user_id: str | None, metadata: dict[str, str] | None
+    ctx: Ctx, user_id: str | None, metadata: ConversationMetadata | None
 ) -> Conversation:
     stamp = now()
     values = {
@@ -99,7 +100,11 @@ def list_conversations(ctx: Ctx, user_id: str | None, limit: int) -> list[Conver
 
 
 def delete_conversation(ctx: Ctx, conversation_id: str) -> None:
-    row = conversation_row(ctx, conversation_id)
+    """Idempotent: an id that is not (or no longer) in this workspace changes nothing
+    (docs/wire-decisions.md, W2)."""
+    row = ctx.find(c, conversation_id)
+    if row is None:
+        return
     pks = [pk for (pk,) in ctx.conn.execute(select(m.c.pk).where(m.c.conversation_pk == row.pk))]
     unindex_messages(ctx, pks)
     ctx.conn.execute(delete(c).where(c.c.pk == row.pk))

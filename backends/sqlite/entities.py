@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Row, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.orm import aliased
 
-from nams_local.errors import InvalidInputError, NotFoundError
+from nams_local.errors import InvalidInputError
 from nams_local.models import (
     Entity,
     EntityDetails,
@@ -263,8 +263,11 @@ def update_entity(
 
 
 def delete_entity(ctx: Ctx, entity_id: str) -> None:
-    """Delete the entity, its relationships, and the inert entities merged into it."""
-    row = entity_row(ctx, entity_id)
+    """Delete the entity, its relationships, and the inert entities merged into it.
+    Idempotent: an id not (or no longer) in this workspace changes nothing (W2)."""
+    row = ctx.find(e, entity_id)
+    if row is None:
+        return
     aliases = [pk for (pk,) in ctx.conn.execute(select(e.c.pk).where(e.c.merged_into_pk == row.pk))]
     pks = [*aliases, row.pk]
     unindex_entities(ctx, pks)
@@ -491,8 +494,8 @@ def delete_relationship(ctx: Ctx, relationship_id: str) -> None:
     result = ctx.conn.execute(
         delete(r).where(r.c.id == relationship_id, r.c.workspace == ctx.workspace)
     )
-    if result.rowcount == 0:
-        raise NotFoundError(f"relationship {relationship_id!r} not found")
+    if result.rowcount == 0:  # idempotent (W2): already gone, or never in this workspace
+        return
     ctx.store.graph(ctx.workspace).remove_edge(relationship_id)
 
 

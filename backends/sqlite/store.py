@@ -391,11 +391,15 @@ class Ctx:
     def vectors(self) -> VectorState | None:
         return self.store.vectors
 
-    def row(self, table: Table, id_: str, what: str) -> Row[Any]:
-        """The row with API id ``id_`` in this workspace, or ``NotFoundError``."""
-        found = self.conn.execute(
+    def find(self, table: Table, id_: str) -> Row[Any] | None:
+        """The row with API id ``id_`` in this workspace, or ``None``."""
+        return self.conn.execute(
             select(table).where(table.c.id == id_, table.c.workspace == self.workspace)
         ).first()
+
+    def row(self, table: Table, id_: str, what: str) -> Row[Any]:
+        """The row with API id ``id_`` in this workspace, or ``NotFoundError``."""
+        found = self.find(table, id_)
         if found is None:
             raise NotFoundError(f"{what} {id_!r} not found")
         return found

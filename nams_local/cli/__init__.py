@@ -91,6 +91,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         extraction=args.extraction,
         cypher_timeout=args.cypher_timeout,
         cypher_memory_mb=args.cypher_memory_mb,
+        ready_file=args.ready_file,
+        allow_reset=args.allow_reset,
     )
 
 
@@ -180,6 +182,18 @@ def _parser() -> argparse.ArgumentParser:
         help="entity extraction and summaries: in the background after the write is "
         "acknowledged (background), before it (sync), or off; default $NAMS_EXTRACTION, "
         "else background",
+    )
+    serve.add_argument(
+        "--ready-file",
+        default=None,
+        metavar="PATH",
+        help="once serving, write the bound endpoint there as JSON ({endpoint, baseUrl, port, "
+        "pid}); removed on exit. For CI scripts with --port 0",
+    )
+    serve.add_argument(
+        "--allow-reset",
+        action="store_true",
+        help="add POST /v1/testing/reset, which empties the caller's workspace (test suites)",
     )
     serve.set_defaults(func=_cmd_serve)
     mcp = sub.add_parser(

@@ -21,6 +21,7 @@ from nams_local.embeddings import Embedder
 
 from .auth import Authenticator
 from .deps import ServerState
+from .docs import install_docs
 from .errors import install_error_handlers
 from .keystore import ApiKeyStore
 from .middleware import (
@@ -81,6 +82,7 @@ def create_app(
     bridge: str | Path | None = None,
     owns_backend: bool = False,
     cypher: Mapping[str, Any] | None = None,
+    allow_reset: bool = False,
 ) -> FastAPI:
     """Build the app.
 
@@ -107,6 +109,9 @@ def create_app(
         cypher: when the app opens the engine, its Cypher limits by name (``timeout``,
             ``memory_mb``, ``max_rows``, ``workers``, ``per_workspace``, ``queue``,
             ``prestart``; see ``docs/wire-decisions.md``, "Limits").
+        allow_reset: also serve ``POST /v1/testing/reset`` (empties the caller's
+            workspace; for test suites, ``serve --allow-reset``). Off: the route does not
+            exist (404).
 
     Backends are opened by the wiring module, never here: the app layer sits above it, so
     ``db=`` and ``bridge=`` (conveniences for tests and scripts) delegate to it.
@@ -151,12 +156,20 @@ def create_app(
         description=_DESCRIPTION,
         openapi_tags=_TAGS,
         lifespan=lifespan,
+        # /docs is served from packaged assets (docs.py), never a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.nams = state
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    if allow_reset:
+        from .routes.testing import router as testing_router
+
+        app.include_router(testing_router)
     install_openapi(app)
+    install_docs(app)
     if bridge_backend is not None:
         from nams_local.bridge import create_bridge_app
 

@@ -18,7 +18,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import compile_path
+from starlette.routing import Match
+from starlette.types import Scope
 
 from nams_local.errors import NamsError
 
@@ -73,14 +74,22 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(400, describe_validation_errors(exc.errors()))
 
 
-def allowed_methods(app: FastAPI, path: str) -> list[str]:
-    """Every method some route serves at ``path`` (Starlette names only the first route's)."""
-    methods: set[str] = set()
-    for template, operations in app.openapi().get("paths", {}).items():
-        pattern, _, _ = compile_path(template)
-        if pattern.match(path):
-            methods.update(method.upper() for method in operations)
-    return sorted(methods)
+#: The methods an ``Allow`` header may name (the API serves no others).
+_METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
+
+
+def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """Every method some route serves at the request's path, asked of the routes
+    themselves (``BaseRoute.matches``, convertors included), so ``/v1/entities/graph``
+    lists only what the graph route serves, never what ``/v1/entities/{id}`` does."""
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**scope, "method": method})[0] is Match.FULL
+            for route in app.router.routes
+        )
+    ]
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -91,7 +100,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     message = detail.lower() if detail == phrase else detail
     headers = dict(exc.headers or {})
     if exc.status_code == 405 and isinstance(request.app, FastAPI):
-        headers["Allow"] = ", ".join(allowed_methods(request.app, request.url.path))
+        headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
     return error_response(exc.status_code, message, headers)
 
 

@@ -2,9 +2,11 @@
 
 FastAPI documents a ``422`` with its own ``{"detail": [...]}`` body on every route that
 takes parameters. This server answers validation failures with ``400 {"error": ...}``
-like hosted NAMS, so the generated document is corrected once, on first request: each
-``422`` becomes a ``400`` with the hosted ``ErrorResponse`` schema, and every ``/v1``
-operation lists the ``401`` its authentication can produce.
+like hosted NAMS, so the generated document is corrected once, on first request: ``422``
+goes, and every ``/v1`` operation lists each error status it can answer (``_statuses``:
+``400`` and ``401`` everywhere, ``404`` where an id is named, ``413`` with a body, ``429``
+and ``503`` where the store's lanes are used, plus what the route declares itself, such as
+``410`` or ``501``), each with the hosted ``ErrorResponse`` schema.
 """
 
 from __future__ import annotations
@@ -25,8 +27,64 @@ _ERROR_SCHEMA: dict[str, Any] = {
 _ERROR_REF = {"$ref": "#/components/schemas/ErrorResponse"}
 
 
-def _error(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": _ERROR_REF}}}
+_RETRY_AFTER = {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}}
+
+#: Operations without an id in the path that still name a stored thing (in the body or
+#: the query) and answer 404 when it is unknown.
+_NAMES_AN_ID = {
+    ("post", "/v1/reasoning/steps"),
+    ("get", "/v1/reasoning/steps"),
+    ("post", "/v1/reasoning/tool-calls"),
+    ("post", "/v1/relationships"),
+    ("post", "/v1/graph/expand"),
+    ("get", "/v1/entities/by-name"),
+}
+#: Operations that never touch the store (so no 429/503 from its lanes).
+_NO_STORE = {("get", "/v1/capabilities")}
+
+
+def _error(description: str, *, retry: bool = False) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"schema": _ERROR_REF}},
+    }
+    if retry:
+        answer["headers"] = _RETRY_AFTER
+    return answer
+
+
+#: Descriptions of the error statuses (every one answers the hosted ``ErrorResponse``).
+_ERRORS = {
+    "400": "Invalid request: malformed JSON, wrong types, a value out of range, a query "
+    "parameter given twice, a Cypher query past a limit",
+    "401": "Missing or refused API key",
+    "404": "Unknown id (in this workspace)",
+    "405": "Method not allowed",
+    "410": "The API key is revoked",
+    "413": "Request body over the size limit (1 MiB by default)",
+    "429": "Too many requests of this kind at once in the workspace (Retry-After)",
+    "501": "Not supported by this backend (a capability it lacks)",
+    "503": "Store unavailable or no worker free in time (Retry-After)",
+}
+
+
+def _statuses(method: str, path: str, operation: dict[str, Any]) -> set[str]:
+    """The error statuses an operation can answer besides those it declares itself: the
+    rules of docs/wire-decisions.md (E1-E10, W1-W5) applied to every ``/v1`` route."""
+    found = {"400", "401"}
+    idempotent = method == "delete" and not path.startswith("/v1/auth/")  # W2: never 404
+    if ("{" in path or (method, path) in _NAMES_AN_ID) and not idempotent:
+        found.add("404")
+    if "requestBody" in operation:
+        found.add("413")
+    if (method, path) not in _NO_STORE:
+        found |= {"429", "503"}
+    return found
+
+
+#: Query parameters the route needs although it reads them as optional, because an
+#: undocumented alias may stand in for them (R5: ``conversationId``).
+_REQUIRED_QUERY = {("get", "/v1/reasoning/steps"): {"conversation_id"}}
 
 
 def _corrected(document: dict[str, Any]) -> dict[str, Any]:
@@ -35,12 +93,21 @@ def _corrected(document: dict[str, Any]) -> dict[str, Any]:
     schemas.pop("ValidationError", None)
     schemas["ErrorResponse"] = _ERROR_SCHEMA
     for path, operations in document.get("paths", {}).items():
-        for operation in operations.values():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("name") in _REQUIRED_QUERY.get((method, path), ()):
+                    parameter["required"] = True
+                    schema = parameter.get("schema", {})
+                    options = schema.pop("anyOf", None)
+                    if options:  # ``str | None``: the string alternative
+                        schema.update(next(o for o in options if o.get("type") != "null"))
             responses = operation.setdefault("responses", {})
-            if responses.pop("422", None) is not None:
-                responses["400"] = _error("Invalid request: malformed JSON, wrong types")
-            if path.startswith("/v1"):
-                responses.setdefault("401", _error("Missing or refused API key"))
+            responses.pop("422", None)
+            if not path.startswith("/v1"):
+                continue
+            for code in sorted(_statuses(method, path, operation) | set(responses)):
+                if code in _ERRORS and not responses.get(code, {}).get("content"):
+                    responses[code] = _error(_ERRORS[code], retry=code in ("429", "503"))
     return document
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
+from .ready import ReadyFile, ReadyServer
+
 __all__ = ["DEFAULT_EXTRACTION", "LOOPBACK_HOSTS", "bind", "run"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -81,6 +83,8 @@ def run(
     extraction: str | None = None,
     cypher_timeout: float | None = None,
     cypher_memory_mb: int | None = None,
+    ready_file: str | Path | None = None,
+    allow_reset: bool = False,
 ) -> int:
     """Serve until SIGINT/SIGTERM; the exit status (0 after a graceful shutdown).
 
@@ -88,6 +92,11 @@ def run(
     ``/bridge``. It has no authentication and wipes its store on request, so it is refused
     on any address but loopback (exit status 2). ``cypher_timeout`` (seconds) and
     ``cypher_memory_mb`` bound each Cypher query; its workers start with the server.
+
+    ``ready_file``: once the server accepts requests, the bound endpoint is written there
+    as JSON (see ``ready.py``), for CI scripts in any language; it is removed first and on
+    exit, so a stale file never names a dead server. ``allow_reset`` adds the extension
+    route ``POST /v1/testing/reset`` (empties the caller's workspace; for test suites).
 
     ``extraction`` defaults to ``$NAMS_EXTRACTION``, else ``"background"``: like hosted NAMS,
     a write is acknowledged once the message and its extraction unit are committed, and
@@ -103,6 +112,9 @@ def run(
 
     out = out or sys.stdout
     _configure_logging(sys.stderr)
+    ready = ReadyFile(Path(ready_file)) if ready_file is not None else None
+    if ready is not None:
+        ready.remove()
     path = str(db) if db is not None else wiring.default_db_path()
     if bridge is not None and host not in LOOPBACK_HOSTS:
         print(
@@ -145,6 +157,7 @@ def run(
             max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
             bridge=bridge,
             owns_backend=True,
+            allow_reset=allow_reset,
         )
     except BaseException:
         sock.close()
@@ -170,12 +183,22 @@ def run(
             "read and write memory (each token gets its own workspace)",
             file=sys.stderr,
         )
+    if allow_reset:
+        print(
+            "warning: --allow-reset: POST /v1/testing/reset empties the caller's workspace",
+            file=sys.stderr,
+        )
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
+    endpoint = f"http://{shown_host}:{actual_port}/v1"
+    server = ReadyServer(
+        config, on_ready=None if ready is None else lambda: ready.write(endpoint, actual_port)
+    )
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _ignore)
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
+        if ready is not None:
+            ready.remove()
     return 0 if server.started else 1

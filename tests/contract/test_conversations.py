@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from nams_local.backend import DEFAULT_LIST_LIMIT, MemoryBackend
-from nams_local.errors import NotFoundError
-from nams_local.models import NewMessage
+from nams_local.errors import InvalidInputError, NotFoundError
+from nams_local.models import MetadataValue, NewMessage
 
 from .support import ids, tick
 
@@ -148,12 +150,52 @@ async def test_delete_removes_conversation_and_its_messages(backend: MemoryBacke
     assert ids(await backend.list_messages(keep.id)) == [kept_message.id]
 
 
-async def test_delete_twice_is_not_found(backend: MemoryBackend) -> None:
+async def test_delete_is_idempotent(backend: MemoryBackend) -> None:
+    """A second delete (or one of an id never seen) succeeds and touches nothing else."""
     conversation = await backend.create_conversation()
+    keep = await backend.create_conversation()
     await backend.delete_conversation(conversation.id)
 
+    await backend.delete_conversation(conversation.id)
+    await backend.delete_conversation("00000000-0000-4000-8000-000000000000")
+
     with pytest.raises(NotFoundError):
-        await backend.delete_conversation(conversation.id)
+        await backend.get_conversation(conversation.id)
+    assert ids(await backend.list_conversations()) == [keep.id]
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"source": "e2e", "seq": 1},
+        {"ratio": 0.25, "flag": True, "off": False, "none": None, "big": 2**53 + 1},
+        {"text": "1", "int": 1, "float": 1.5},
+        {},
+    ],
+)
+async def test_metadata_scalars_come_back_as_given(
+    backend: MemoryBackend, metadata: dict[str, MetadataValue]
+) -> None:
+    created = await backend.create_conversation(user_id="u", metadata=metadata)
+    read = await backend.get_conversation(created.id)
+    [listed] = await backend.list_conversations(user_id="u")
+
+    for got in (created.metadata, read.metadata, listed.metadata):
+        assert got == metadata
+        assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in metadata.items()}
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [{"nested": {"a": "b"}}, {"list": [1, 2]}, {"nan": float("nan")}, {"inf": float("inf")}],
+)
+async def test_metadata_objects_arrays_and_non_finite_are_refused(
+    backend: MemoryBackend, metadata: dict[str, Any]
+) -> None:
+    with pytest.raises(InvalidInputError):
+        await backend.create_conversation(user_id="u", metadata=metadata)
+
+    assert await backend.list_conversations() == []
 
 
 async def test_bulk_add_counts_as_activity(backend: MemoryBackend) -> None:

@@ -135,12 +135,17 @@ async def test_delete_removes_entity_and_its_relationships(backend: MemoryBacken
         assert [r.type for r in rels(await backend.get_entity(fan.id))] == ["KNOWS"]
 
 
-async def test_delete_twice_is_not_found(backend: MemoryBackend) -> None:
+async def test_delete_is_idempotent(backend: MemoryBackend) -> None:
     entity = await backend.add_entity("Ephemeral", "concept")
+    keep = await backend.add_entity("Lasting", "concept")
     await backend.delete_entity(entity.id)
 
+    await backend.delete_entity(entity.id)
+    await backend.delete_entity("00000000-0000-4000-8000-000000000000")
+
     with pytest.raises(NotFoundError):
-        await backend.delete_entity(entity.id)
+        await backend.get_entity(entity.id)
+    assert [e.id for e in await backend.list_entities()] == [keep.id]
 
 
 async def test_feedback_reports_updated(backend: MemoryBackend) -> None:

@@ -176,7 +176,6 @@ Call = Callable[[MemoryBackend, World], Awaitable[Any]]
 #: (name, call, capability flag the call needs or None).
 NOT_FOUND_CASES: list[tuple[str, Call, str | None]] = [
     ("get_conversation", lambda b, w: b.get_conversation(UNKNOWN_ID), None),
-    ("delete_conversation", lambda b, w: b.delete_conversation(UNKNOWN_ID), None),
     ("add_message", lambda b, w: b.add_message(UNKNOWN_ID, "user", "hi"), None),
     (
         "add_messages",
@@ -191,7 +190,6 @@ NOT_FOUND_CASES: list[tuple[str, Call, str | None]] = [
     ("get_extraction_status", lambda b, w: b.get_extraction_status(UNKNOWN_ID), None),
     ("get_entity", lambda b, w: b.get_entity(UNKNOWN_ID), None),
     ("update_entity", lambda b, w: b.update_entity(UNKNOWN_ID, name="New"), None),
-    ("delete_entity", lambda b, w: b.delete_entity(UNKNOWN_ID), None),
     ("entity_feedback", lambda b, w: b.entity_feedback(UNKNOWN_ID, user_score=0.5), None),
     ("get_entity_history", lambda b, w: b.get_entity_history(UNKNOWN_ID), None),
     ("get_provenance", lambda b, w: b.get_provenance(UNKNOWN_ID), None),
@@ -215,11 +213,6 @@ NOT_FOUND_CASES: list[tuple[str, Call, str | None]] = [
     (
         "add_relationship_unknown_target",
         lambda b, w: b.add_relationship(w.entity.id, UNKNOWN_ID, "KNOWS"),
-        "relationship_writes",
-    ),
-    (
-        "delete_relationship",
-        lambda b, w: b.delete_relationship(UNKNOWN_ID),
         "relationship_writes",
     ),
     (

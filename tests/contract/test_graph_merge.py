@@ -83,8 +83,9 @@ async def test_delete_relationship(backend: MemoryBackend) -> None:
     assert [r.type for r in rels(await backend.get_entity(alice.id))] == ["KNOWS"]
     assert [r.type for r in rels(await backend.get_entity(bob.id))] == ["KNOWS"]
     assert {e.id for e in (await backend.get_graph()).edges} == {kept.id}
-    with pytest.raises(NotFoundError):
-        await backend.delete_relationship(doomed.id)
+    await backend.delete_relationship(doomed.id)  # idempotent: already gone is no error
+    await backend.delete_relationship(UNKNOWN_ID)
+    assert {e.id for e in (await backend.get_graph()).edges} == {kept.id}
 
 
 @pytest.mark.parametrize("unknown_end", ["source", "target", "both"])

@@ -105,7 +105,6 @@ Call = Callable[[MemoryBackend, FirstWorkspace], Awaitable[Any]]
 #: Calls from the second workspace on the first workspace's ids; (name, call, capability).
 FOREIGN_CALLS: list[tuple[str, Call, str | None]] = [
     ("get_conversation", lambda o, f: o.get_conversation(f.conversation.id), None),
-    ("delete_conversation", lambda o, f: o.delete_conversation(f.conversation.id), None),
     ("add_message", lambda o, f: o.add_message(f.conversation.id, "user", "intruder"), None),
     (
         "add_messages",
@@ -120,7 +119,6 @@ FOREIGN_CALLS: list[tuple[str, Call, str | None]] = [
     ("get_extraction_status", lambda o, f: o.get_extraction_status(f.conversation.id), None),
     ("get_entity", lambda o, f: o.get_entity(f.alice.id), None),
     ("update_entity", lambda o, f: o.update_entity(f.alice.id, name="Mallory"), None),
-    ("delete_entity", lambda o, f: o.delete_entity(f.alice.id), None),
     ("entity_feedback", lambda o, f: o.entity_feedback(f.alice.id, user_score=0.1), None),
     ("get_entity_history", lambda o, f: o.get_entity_history(f.alice.id), None),
     ("get_provenance", lambda o, f: o.get_provenance(f.alice.id), None),
@@ -137,11 +135,6 @@ FOREIGN_CALLS: list[tuple[str, Call, str | None]] = [
     (
         "add_relationship",
         lambda o, f: o.add_relationship(f.alice.id, f.acme.id, "KNOWS"),
-        "relationship_writes",
-    ),
-    (
-        "delete_relationship",
-        lambda o, f: o.delete_relationship(f.relationship.id if f.relationship else "x"),
         "relationship_writes",
     ),
     (
@@ -170,6 +163,39 @@ async def test_foreign_ids_are_not_found_and_untouched(
     assert await _snapshot(harness.backend, first) == before
     assert await other.list_conversations() == []
     assert await other.list_entities() == []
+
+
+#: Deletes are idempotent (W2): a foreign id is "not here", so the call succeeds, and
+#: nothing of the first workspace may change.
+FOREIGN_DELETES: list[tuple[str, Call, str | None]] = [
+    ("delete_conversation", lambda o, f: o.delete_conversation(f.conversation.id), None),
+    ("delete_entity", lambda o, f: o.delete_entity(f.alice.id), None),
+    (
+        "delete_relationship",
+        lambda o, f: o.delete_relationship(f.relationship.id if f.relationship else "x"),
+        "relationship_writes",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "capability"),
+    [pytest.param(call, cap, id=name) for name, call, cap in FOREIGN_DELETES],
+)
+async def test_foreign_deletes_succeed_and_touch_nothing(
+    harness: BackendHarness, call: Call, capability: str | None
+) -> None:
+    first = await _populate(harness.backend)
+    before = await _snapshot(harness.backend, first)
+    other = harness.other_workspace()
+
+    if capability is None or getattr(other.capabilities, capability):
+        await call(other, first)
+    else:
+        with pytest.raises(NotSupportedError):
+            await call(other, first)
+
+    assert await _snapshot(harness.backend, first) == before
 
 
 async def test_merge_across_workspaces_is_not_found(harness: BackendHarness) -> None:

@@ -145,7 +145,7 @@ async def scenario(b: HostedBackend) -> None:
     capabilities = await b.probe_capabilities()
     assert capabilities.relationship_writes and capabilities.vector_search
     conversation = await b.create_conversation(user_id="u", metadata={"topic": "x"})
-    await b.create_conversation()
+    await b.create_conversation(metadata={"source": "e2e", "seq": 1, "ok": True, "x": None})
     await b.list_conversations(user_id="u", limit=5)
     await b.get_conversation(conversation.id)
     first = await b.add_message(conversation.id, "user", "Ada met Alan in London", {"n": [1]})
@@ -217,12 +217,15 @@ def test_violations_are_reported(spec: OpenApiSpec) -> None:
         ex("GET", "/v1/entities/by-name?name=A", None, 200, {"anything": ["goes"]}),
         ex("GET", "/v1/capabilities", None, 200, {"vectorSearch": True}),
         ex("GET", "/v1/entities/e", None, 404, {"error": "Not found"}),
+        # W1, a documented tolerance: scalar metadata values.
+        ex("POST", "/v1/conversations", {"metadata": {"n": 1}}, 201, {"metadata": {"n": 1}}),
     ]
     bad = [
         ex("POST", "/v1/entities", {"name": "A"}, 201, {"id": "e"}),
         ex("POST", "/v1/entities", {"name": "A", "type": "p"}, 200, {"id": "e"}),
         ex("GET", "/v1/conversations/c/messages", None, 200, {"messages": [{"createdAt": None}]}),
         ex("GET", "/v1/entities/e", None, 404, {"detail": "Not found"}),
+        ex("POST", "/v1/conversations", {"metadata": {"n": {"a": 1}}}, 201, {"id": "c"}),
         ex("GET", "/v1/nowhere", None, 200, {}),
     ]
 

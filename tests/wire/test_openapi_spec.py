@@ -178,8 +178,8 @@ GOOD_AND_BAD_RESPONSES: list[tuple[str, str, int, Any, Any]] = [
         "POST",
         "/v1/conversations",
         201,
-        {"id": "c", "workspaceId": "w", "metadata": {"a": "b"}},
-        {"id": "c", "metadata": {"a": 1}},
+        {"id": "c", "workspaceId": "w", "metadata": {"a": "b", "n": 1, "t": True, "z": None}},
+        {"id": "c", "metadata": {"a": [1]}},  # scalars are tolerated (W1), arrays are not
     ),
     ("GET", "/v1/entities/e", 404, {"error": "Not found"}, {"detail": "Not found"}),
     ("GET", "/v1/entities/graph", 200, {"nodes": [{"anything": 1}], "edges": []}, {"nodes": {}}),

@@ -6,22 +6,26 @@ from typing import Annotated, Any
 
 from fastapi import Query
 
-from nams_local.backend import DEFAULT_LIST_LIMIT
-from nams_local.models import NewMessage
+from nams_local.backend import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
+from nams_local.models import Context, Conversation, Message, NewMessage
 
+from .. import responses as R
 from ..bodies import AddMessageBody, BulkMessagesBody, CreateConversationBody, SearchMessagesBody
 from ..deps import Backend, Caller
 from ..wire import conversation_wire, extraction_status_wire, status
-from .base import api_router
+from .base import answers, api_router
 
 __all__ = ["router"]
 
 router = api_router(tags=["Conversations"])
 
-Limit = Annotated[int, Query(description="1 to 200")]
+Limit = Annotated[
+    int,
+    Query(description="1 to 200", json_schema_extra={"minimum": 1, "maximum": MAX_LIST_LIMIT}),
+]
 
 
-@router.post("/conversations", status_code=201)
+@router.post("/conversations", status_code=201, **answers(Conversation, status=201))
 async def create_conversation(
     backend: Backend, caller: Caller, body: CreateConversationBody | None = None
 ) -> dict[str, Any]:
@@ -30,7 +34,7 @@ async def create_conversation(
     return conversation_wire(conversation, caller)
 
 
-@router.get("/conversations")
+@router.get("/conversations", **answers(R.ConversationList))
 async def list_conversations(
     backend: Backend,
     caller: Caller,
@@ -45,31 +49,33 @@ async def list_conversations(
     return {"conversations": [conversation_wire(c, caller) for c in conversations]}
 
 
-@router.get("/conversations/{id}")
+@router.get("/conversations/{id}", **answers(Conversation))
 async def get_conversation(id: str, backend: Backend, caller: Caller) -> dict[str, Any]:
     return conversation_wire(await backend.get_conversation(id), caller)
 
 
-@router.delete("/conversations/{id}")
+@router.delete("/conversations/{id}", **answers(R.StatusResponse))
 async def delete_conversation(id: str, backend: Backend) -> dict[str, Any]:
     await backend.delete_conversation(id)
     return status("deleted")
 
 
-@router.post("/conversations/{id}/messages", status_code=201)
+@router.post("/conversations/{id}/messages", status_code=201, **answers(Message, status=201))
 async def add_message(id: str, body: AddMessageBody, backend: Backend) -> dict[str, Any]:
     message = await backend.add_message(id, body.role, body.content, body.metadata)
     return message.to_wire()
 
 
-@router.post("/conversations/{id}/messages/bulk", status_code=201)
+@router.post(
+    "/conversations/{id}/messages/bulk", status_code=201, **answers(R.MessageList, status=201)
+)
 async def add_messages(id: str, body: BulkMessagesBody, backend: Backend) -> dict[str, Any]:
     new = [NewMessage(role=m.role, content=m.content, metadata=m.metadata) for m in body.messages]
     stored = await backend.add_messages(id, new)
     return {"messages": [m.to_wire() for m in stored]}
 
 
-@router.get("/conversations/{id}/messages")
+@router.get("/conversations/{id}/messages", **answers(R.MessageList))
 async def list_messages(
     id: str, backend: Backend, limit: Limit = DEFAULT_LIST_LIMIT
 ) -> dict[str, Any]:
@@ -77,18 +83,18 @@ async def list_messages(
     return {"messages": [m.to_wire() for m in messages]}
 
 
-@router.post("/conversations/{id}/search")
+@router.post("/conversations/{id}/search", **answers(R.MessageSearch, 501))
 async def search_messages(id: str, body: SearchMessagesBody, backend: Backend) -> dict[str, Any]:
     result = await backend.search_messages(id, body.query, body.limit, body.mode)
     return {"messages": [m.to_wire() for m in result.items], "searchType": result.search_type}
 
 
-@router.get("/conversations/{id}/context")
+@router.get("/conversations/{id}/context", **answers(Context))
 async def get_context(id: str, backend: Backend) -> dict[str, Any]:
     return (await backend.get_context(id)).to_wire()
 
 
-@router.get("/conversations/{id}/observations")
+@router.get("/conversations/{id}/observations", **answers(R.ObservationList))
 async def list_observations(
     id: str, backend: Backend, limit: Limit = DEFAULT_LIST_LIMIT
 ) -> dict[str, Any]:
@@ -96,12 +102,12 @@ async def list_observations(
     return {"observations": [o.to_wire() for o in observations]}
 
 
-@router.get("/conversations/{id}/reflections")
+@router.get("/conversations/{id}/reflections", **answers(R.ReflectionList))
 async def list_reflections(id: str, backend: Backend) -> dict[str, Any]:
     reflections = await backend.list_reflections(id)
     return {"reflections": [r.to_wire() for r in reflections]}
 
 
-@router.get("/conversations/{id}/extraction-status")
+@router.get("/conversations/{id}/extraction-status", **answers(R.ExtractionStatusResponse))
 async def get_extraction_status(id: str, backend: Backend) -> dict[str, Any]:
     return extraction_status_wire(await backend.get_extraction_status(id))

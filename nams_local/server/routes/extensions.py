@@ -14,18 +14,20 @@ from typing import Annotated, Any
 from fastapi import Path, Query
 
 from nams_local.errors import NotFoundError
+from nams_local.models import Entity, EntityGraph, Relationship
 
-from ..bodies import CreateRelationshipBody, ExpandGraphBody, UserMessageSearchBody
+from .. import responses as R
+from ..bodies import NOT_BLANK, CreateRelationshipBody, ExpandGraphBody, UserMessageSearchBody
 from ..deps import Backend, Root
 from ..wire import status
-from .base import EXTENSION, api_router
+from .base import ENTITY_ID, EXTENSION, answers, api_router
 
 __all__ = ["router"]
 
 router = api_router(tags=["Extensions"])
 
 
-@router.get("/capabilities", openapi_extra=EXTENSION)
+@router.get("/capabilities", openapi_extra=EXTENSION, **answers(R.CapabilitiesResponse))
 async def capabilities(root: Root) -> dict[str, bool]:
     flags = root.capabilities
     return {
@@ -40,7 +42,12 @@ async def capabilities(root: Root) -> dict[str, bool]:
     }
 
 
-@router.post("/relationships", status_code=201, openapi_extra=EXTENSION)
+@router.post(
+    "/relationships",
+    status_code=201,
+    openapi_extra=EXTENSION,
+    **answers(Relationship, 501, status=201),
+)
 async def create_relationship(body: CreateRelationshipBody, backend: Backend) -> dict[str, Any]:
     relationship = await backend.add_relationship(
         body.source_id, body.target_id, body.type, body.properties, body.confidence
@@ -48,16 +55,22 @@ async def create_relationship(body: CreateRelationshipBody, backend: Backend) ->
     return relationship.to_wire()
 
 
-@router.delete("/relationships/{id}", openapi_extra=EXTENSION)
+@router.delete("/relationships/{id}", openapi_extra=EXTENSION, **answers(R.StatusResponse, 501))
 async def delete_relationship(id: str, backend: Backend) -> dict[str, Any]:
     await backend.delete_relationship(id)
     return status("deleted")
 
 
-@router.get("/entities/by-name", openapi_extra=EXTENSION)
+@router.get("/entities/by-name", openapi_extra=EXTENSION, **answers(Entity, 501))
 async def get_entity_by_name(
     backend: Backend,
-    name: Annotated[str, Query(description="case- and space-insensitive exact match")],
+    name: Annotated[
+        str,
+        Query(
+            description="case- and space-insensitive exact match",
+            json_schema_extra={"pattern": NOT_BLANK},
+        ),
+    ],
     type: Annotated[str | None, Query()] = None,
 ) -> dict[str, Any]:
     entity = await backend.get_entity_by_name(name, type)
@@ -66,14 +79,22 @@ async def get_entity_by_name(
     return entity.to_wire()
 
 
-@router.get("/entities/{id}/neighbourhood", openapi_extra=EXTENSION)
+@router.get(
+    f"/entities/{ENTITY_ID}/neighbourhood", openapi_extra=EXTENSION, **answers(EntityGraph, 501)
+)
 async def entity_neighbourhood(
-    id: str, backend: Backend, depth: Annotated[int, Query(description="1 to 5")] = 1
+    id: str,
+    backend: Backend,
+    depth: Annotated[
+        int, Query(description="1 to 5", json_schema_extra={"minimum": 1, "maximum": 5})
+    ] = 1,
 ) -> dict[str, Any]:
     return (await backend.entity_neighbourhood(id, depth)).to_wire()
 
 
-@router.post("/users/{userId}/messages/search", openapi_extra=EXTENSION)
+@router.post(
+    "/users/{userId}/messages/search", openapi_extra=EXTENSION, **answers(R.UserMessageSearch, 501)
+)
 async def search_user_messages(
     user_id: Annotated[str, Path(alias="userId")],
     body: UserMessageSearchBody,
@@ -90,7 +111,7 @@ async def search_user_messages(
     return {"conversations": [group.to_wire() for group in groups]}
 
 
-@router.post("/graph/expand", openapi_extra=EXTENSION)
+@router.post("/graph/expand", openapi_extra=EXTENSION, **answers(EntityGraph, 501))
 async def expand_graph(body: ExpandGraphBody, backend: Backend) -> dict[str, Any]:
     """One hop around ``nodeId``, less the nodes the caller already shows (``loadedIds``).
 

@@ -8,11 +8,13 @@ from fastapi import APIRouter
 
 from nams_local.__version__ import __version__
 
+from ..responses import HealthResponse
+
 __all__ = ["router"]
 
 router = APIRouter(tags=["System"])
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=None, responses={200: {"model": HealthResponse}})
 async def healthz() -> dict[str, Any]:
     return {"status": "ok", "version": __version__}

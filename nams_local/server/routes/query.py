@@ -14,17 +14,19 @@ from typing import Any
 
 from fastapi import Request
 
+from nams_local.models import QueryResult
+
 from ..bodies import QueryBody
 from ..deps import Backend
 from ..disconnect import until_disconnected
-from .base import api_router
+from .base import answers, api_router
 
 __all__ = ["router"]
 
 router = api_router(tags=["Query"])
 
 
-@router.post("/query")
+@router.post("/query", **answers(QueryResult, 501))
 async def query(body: QueryBody, backend: Backend, request: Request) -> dict[str, Any]:
     result = await until_disconnected(request, backend.query(body.cypher, body.params))
     return result.to_wire()

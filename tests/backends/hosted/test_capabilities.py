@@ -14,8 +14,13 @@ import pytest
 
 from backends.hosted import HOSTED_CAPABILITIES, HostedBackend
 from nams_local.backend import Capabilities
-from nams_local.errors import AuthenticationError, BackendUnavailableError, NotSupportedError
-from nams_local.models import NewMessage
+from nams_local.errors import (
+    AuthenticationError,
+    BackendUnavailableError,
+    InvalidInputError,
+    NotSupportedError,
+)
+from nams_local.models import MetadataValue, NewMessage
 
 from .scripted_server import Reply, ScriptedServer
 
@@ -290,3 +295,32 @@ async def test_the_local_server_gets_metadata_and_modes(server: ScriptedServer) 
     bodies = [r.json() for r in server.received if r.method == "POST"]
     assert bodies[0]["metadata"] == {"namsKind": "audit"}
     assert bodies[1]["mode"] == "text"
+
+
+async def test_conversation_metadata_toward_hosted_is_unchanged(server: ScriptedServer) -> None:
+    """Toward hosted NAMS (no extension fields) the client refuses non-string metadata
+    before sending, as it always did; string maps go out without a probe (W1)."""
+    server.script("GET", "/v1/capabilities", Reply(404, {"error": "not found"}))
+    server.script("POST", "/v1/conversations", Reply(201, {"id": "c1", "metadata": {"k": "v"}}))
+    async with client(server) as backend:
+        created = await backend.create_conversation(metadata={"k": "v"})
+        with pytest.raises(InvalidInputError, match="strings to strings"):
+            await backend.create_conversation(metadata={"seq": 1})
+        with pytest.raises(InvalidInputError, match="no objects or arrays"):
+            await backend.create_conversation(metadata={"n": {"a": "b"}})  # type: ignore[dict-item]
+    assert created.metadata == {"k": "v"}
+    posts = [r.json() for r in server.received if r.method == "POST"]
+    assert posts == [{"metadata": {"k": "v"}}]
+    assert [r.path for r in server.received if r.method == "GET"] == ["/v1/capabilities"]
+
+
+async def test_conversation_metadata_scalars_go_to_the_local_server(
+    server: ScriptedServer,
+) -> None:
+    server.script("GET", "/v1/capabilities", Reply(200, ALL_ON))
+    metadata: dict[str, MetadataValue] = {"source": "e2e", "seq": 1, "ok": True, "none": None}
+    server.script("POST", "/v1/conversations", Reply(201, {"id": "c1", "metadata": metadata}))
+    async with client(server) as backend:
+        created = await backend.create_conversation(metadata=metadata)
+    assert created.metadata == metadata
+    assert [r.json() for r in server.received if r.method == "POST"] == [{"metadata": metadata}]

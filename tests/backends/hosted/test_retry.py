@@ -168,12 +168,18 @@ async def test_delete_that_may_have_been_applied_then_404_counts_as_done(
     assert len(server.requests_to("DELETE", "/v1/conversations/c1")) == 2
 
 
-async def test_plain_delete_404_is_not_found(server: ScriptedServer) -> None:
+async def test_plain_delete_404_is_done(server: ScriptedServer) -> None:
+    """Deletes are idempotent (W2): a server that answers 404 for an absent id (an older
+    nams-local) means "already gone", once, with no retry; other routes' 404s still raise."""
     server.script("DELETE", "/v1/conversations/c1", Reply(404, {"error": "Not found"}))
+    server.script("GET", "/v1/conversations/c1", Reply(404, {"error": "Not found"}))
 
     async with client(server.url) as backend:
+        await backend.delete_conversation("c1")
         with pytest.raises(NotFoundError):
-            await backend.delete_conversation("c1")
+            await backend.get_conversation("c1")
+
+    assert len(server.requests_to("DELETE", "/v1/conversations/c1")) == 1
 
 
 class CountingTransport(httpx.AsyncBaseTransport):
