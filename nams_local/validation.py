@@ -72,11 +72,13 @@ def check_json_depth(value: Any, name: str, *, maximum: int = MAX_JSON_DEPTH) ->
 
 
 def check_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -> None:
-    """Free-form objects are stored as JSON: it must be an object that JSON can encode."""
+    """Free-form objects are stored as JSON: it must be an object that JSON can encode,
+    nested at most ``MAX_JSON_DEPTH`` deep (deeper rows once made every later read fail)."""
     if metadata is None:
         return
     if not isinstance(metadata, Mapping):
         raise InvalidInputError(f"{name} must be an object")
+    check_json_depth(metadata, name)  # before encoding: json.dumps recurses
     try:
         json.dumps(metadata, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -89,6 +91,8 @@ def check_string_map(value: Mapping[str, Any] | None, what: str) -> None:
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
         raise InvalidInputError(f"{what} must map strings to strings")
+    if value is not None:
+        check_json_depth(value, what)
 
 
 #: Largest tool-call duration accepted (2^53 - 1 ms: exact in JSON numbers everywhere).

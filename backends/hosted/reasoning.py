@@ -13,7 +13,7 @@ from nams_local.models import (
     ToolCall,
     ToolCallStatus,
 )
-from nams_local.validation import check_required, check_tool_call
+from nams_local.validation import check_json_depth, check_required, check_tool_call
 
 from .base import HostedBase
 from .parse import envelope, lenient
@@ -117,6 +117,7 @@ class ReasoningRoutes(HostedBase):
     async def query(self, cypher: str, params: dict[str, Any] | None = None) -> QueryResult:
         """Read-only Cypher; a server without it answers 501 (``NotSupportedError``)."""
         check_required(cypher, "cypher")
+        check_json_depth(params, "params")
         body = await self._rest.call(
             "POST", "/query", body=compact({"cypher": cypher, "params": params})
         )

@@ -19,6 +19,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from nams_local.errors import InvalidInputError
 
 from .cypher_text import Statement, label_key
+from .stored_json import loads
 
 __all__ = [
     "EDGE_COLUMNS",
@@ -70,7 +71,7 @@ def _flat(core: dict[str, Any], properties: str | None) -> dict[str, Any]:
     ``{}``: skipping the JSON parser for them is a third of the projection's time.)"""
     if not properties or properties == "{}":
         return core
-    extra = json.loads(properties)
+    extra = loads(properties)
     return {**{k: v for k, v in extra.items() if not k.startswith("__")}, **core}
 
 

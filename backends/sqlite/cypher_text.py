@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from nams_local.errors import InvalidInputError
+from nams_local.validation import check_json_depth
 
 __all__ = ["WRITE_CLAUSES", "Column", "Statement", "label_key", "prepare"]
 
@@ -441,6 +442,7 @@ def prepare(cypher: str, params: dict[str, Any] | None = None) -> Statement:
     when it writes, misses a parameter or has no RETURN)."""
     if params is not None and not isinstance(params, dict):
         raise InvalidInputError("params must be an object")
+    check_json_depth(params, "params")
     if len(cypher) > MAX_QUERY_CHARS:
         raise InvalidInputError(f"the query is too long (at most {MAX_QUERY_CHARS} characters)")
     statement = _Rewriter(cypher, params or {}).rewrite()
