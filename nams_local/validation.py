@@ -16,7 +16,9 @@ from .models import MESSAGE_ROLES, NewMessage, SearchMode, ToolCallStatus
 
 __all__ = [
     "MAX_DURATION_MS",
+    "MAX_ENTITY_NAME_CHARS",
     "MAX_JSON_DEPTH",
+    "check_entity_name",
     "check_json_depth",
     "check_limit",
     "check_message",
@@ -145,6 +147,22 @@ def check_query(query: str) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query must be a non-empty string")
     return query
+
+
+#: Longest entity name accepted (characters, after trimming). A name is a few words; the
+#: bound keeps name resolution's work per write small and predictable (issue 15: two
+#: near-identical 12,000-character names once took 25 s to compare).
+MAX_ENTITY_NAME_CHARS = 512
+
+
+def check_entity_name(value: str | None, name: str = "name") -> str:
+    """A required entity name of at most ``MAX_ENTITY_NAME_CHARS``; returned trimmed."""
+    text = check_required(value, name)
+    if len(text) > MAX_ENTITY_NAME_CHARS:
+        raise InvalidInputError(
+            f"{name} is too long: at most {MAX_ENTITY_NAME_CHARS} characters, got {len(text)}"
+        )
+    return text
 
 
 def check_required(value: str | None, name: str) -> str:
