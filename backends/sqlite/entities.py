@@ -32,6 +32,7 @@ from nams_local.models import (
 
 from . import entity_keys
 from . import schema as s
+from .edge_identity import identical_edge, reuse_edge
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
 from .store import Ctx, entity_text
@@ -483,6 +484,9 @@ def add_relationship(
     source = _active(ctx, source_id, "source")
     target = _active(ctx, target_id, "target")
     props = properties or {}
+    same = identical_edge(ctx, source.pk, target.pk, type_)
+    if same is not None:
+        return reuse_edge(ctx, same, source.id, target.id, props, confidence)
     rel_id = _insert_relationship(ctx, source.pk, target.pk, type_, props, confidence)
     ctx.store.graph(ctx.workspace).add_edge(rel_id, source.id, target.id, type_, props, confidence)
     row = ctx.conn.execute(select(r).where(r.c.id == rel_id)).one()
