@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, sel
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
-from . import entity_keys
+from . import entity_keys, file_check
 from . import schema as s
 from .driver import DriverChoice, DriverInfo, open_engine
 from .file_identity import FileIdentity
@@ -90,7 +90,14 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._graphs: dict[str, EntityGraphMirror] = {}
         want_vec = embedder is not None and vector_index != "numpy"
-        self.engine, self.driver = open_engine(path, want_vec=want_vec, driver=driver)
+        file_check.check_before_open(path)
+        try:
+            self.engine, self.driver = open_engine(path, want_vec=want_vec, driver=driver)
+        except Exception as exc:  # e.g. a read-only directory: one line, not a traceback
+            failed = file_check.opening_failed(exc, self.path)
+            if failed is None:
+                raise
+            raise failed from exc
         if vector_index == "sqlite-vec" and self.driver.vec_version is None:
             raise NamsError(f"sqlite-vec could not be loaded: {self.driver.vec_error}")
         self.vectors: VectorState | None = None
@@ -143,7 +150,13 @@ class SQLiteStore:
         that commit is done."""
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
-        return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs))
+        try:
+            return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs))
+        except Exception as exc:
+            damaged = file_check.damage(exc, self.path)
+            if damaged is None:
+                raise
+            raise damaged from exc
 
     @property
     def writer(self) -> WriterLane:
@@ -182,7 +195,13 @@ class SQLiteStore:
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._readers, self._read, fn, ctx, args, kwargs)
+        try:
+            return await loop.run_in_executor(self._readers, self._read, fn, ctx, args, kwargs)
+        except Exception as exc:
+            damaged = file_check.damage(exc, self.path)
+            if damaged is None:
+                raise
+            raise damaged from exc
 
     def _read(
         self,
@@ -242,6 +261,7 @@ class SQLiteStore:
     # -- schema --------------------------------------------------------------------
     def _migrate(self) -> None:
         conn = self.conn
+        file_check.check_after_open(conn.connection.dbapi_connection, self.path)
         with conn.begin():
             s.metadata.create_all(conn)
             version = conn.execute(select(s.schema_version.c.version)).scalar()
