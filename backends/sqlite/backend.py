@@ -265,6 +265,7 @@ class SQLiteBackend(MemoryBackend):
             "embedder": vectors.embedder.name if vectors else "none",
             "dimension": vectors.embedder.dimension if vectors else 0,
             "counts": store.run_sync(store.counts),
+            "workspaces": store.run_sync(store.workspace_counts),
         }
 
     def _search_mode(self, mode: SearchMode | None) -> SearchMode:

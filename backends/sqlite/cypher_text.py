@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from nams_local.errors import InvalidInputError
-from nams_local.validation import check_json_depth
+from nams_local.json_depth import check_json_depth
 
 __all__ = ["WRITE_CLAUSES", "Column", "Statement", "label_key", "prepare"]
 

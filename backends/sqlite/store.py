@@ -361,6 +361,30 @@ class SQLiteStore:
         }
         return {name: int(conn.execute(stmt).scalar_one()) for name, stmt in tables.items()}
 
+    def workspace_counts(self) -> dict[str, dict[str, int]]:
+        """Conversations, messages and live entities per workspace, by name (what
+        ``nams-local info`` lists, so the per-token workspaces of ``serve`` can be found)."""
+        conn = self.conn
+        found: dict[str, dict[str, int]] = {}
+        per = {
+            "conversations": select(s.conversations.c.workspace, func.count()).group_by(
+                s.conversations.c.workspace
+            ),
+            "messages": select(s.messages.c.workspace, func.count()).group_by(
+                s.messages.c.workspace
+            ),
+            "entities": select(s.entities.c.workspace, func.count())
+            .where(s.entities.c.merged_into_pk.is_(None))
+            .group_by(s.entities.c.workspace),
+        }
+        for name, stmt in per.items():
+            for workspace, count in conn.execute(stmt).all():
+                row = found.setdefault(
+                    str(workspace), {"conversations": 0, "messages": 0, "entities": 0}
+                )
+                row[name] = int(count)
+        return dict(sorted(found.items()))
+
 
 def message_partition(workspace: str, user_id: str | None) -> str:
     """The vector partition of a message: its workspace and its conversation's user."""

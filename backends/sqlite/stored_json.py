@@ -14,8 +14,8 @@ import logging
 from typing import Any
 
 from nams_local.errors import InvalidInputError
+from nams_local.json_depth import check_json_depth
 from nams_local.log import LOGGER_NAME
-from nams_local.validation import check_json_depth
 
 __all__ = ["UNREADABLE_KEY", "loads"]
 
