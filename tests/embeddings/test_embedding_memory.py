@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -72,7 +73,7 @@ def _measure(count: int) -> dict[str, float]:
 
 
 def test_a_bulk_of_long_messages_has_bounded_peak_and_keeps_little(
-    record_property: pytest.RecordProperty,
+    record_property: Callable[[str, object], None],
 ) -> None:
     """32 x 10,000 characters (one full batch on main; the peak depends on the batch
     shape, not on how many batches follow, so 32 stands for the issue's 100)."""
