@@ -46,11 +46,13 @@ __all__ = [
     "DEFAULT_DB_NAME",
     "DEFAULT_ENDPOINT",
     "ENDPOINT_ENV",
+    "EXTRACTION_ENV",
     "WORKSPACE_ENV",
     "backend_kind",
     "create_nams",
     "create_nams_provider",
     "default_db_path",
+    "extraction_from_env",
     "open_backend",
     "open_bridge_backend",
     "open_hosted_backend",
@@ -60,6 +62,7 @@ __all__ = [
 
 DEFAULT_DB_NAME = "memory.db"
 BACKEND_ENV = "NAMS_BACKEND"
+EXTRACTION_ENV = "NAMS_EXTRACTION"
 #: The workspace the TCK bridge reads and writes (in its own store).
 BRIDGE_WORKSPACE = "tck-bridge"
 
@@ -86,10 +89,24 @@ def open_local_backend(path: str | Path | None = None, **options: Any) -> Any:
     """
     from backends.sqlite import SQLiteBackend
 
-    extraction = _env("NAMS_EXTRACTION")
+    extraction = extraction_from_env()
     if extraction is not None:
-        options.setdefault("extraction", extraction.lower())
+        options.setdefault("extraction", extraction)
     return SQLiteBackend(path if path is not None else default_db_path(), **options)
+
+
+def extraction_from_env() -> str | None:
+    """``$NAMS_EXTRACTION`` lower-cased, ``None`` when unset; any other value than
+    ``sync``, ``background`` or ``off`` is refused naming the variable (a typo must not be
+    silently ignored, nor reported as a keyword the user never typed)."""
+    value = _env(EXTRACTION_ENV)
+    if value is None:
+        return None
+    if value.lower() not in ("sync", "background", "off"):
+        raise InvalidInputError(
+            f"{EXTRACTION_ENV} must be 'sync', 'background' or 'off', got {value!r}"
+        )
+    return value.lower()
 
 
 def _env(name: str) -> str | None:

@@ -277,6 +277,37 @@ def _verify_file(path: Path, expected: str, what: str, fix: str) -> None:
         )
 
 
+#: Most padded tokens in one forward pass. A forward pass's peak memory grows with
+#: ``batch * seq`` (attention scores are ``batch * 12 heads * seq * seq`` floats): measured
+#: about 20 MB per 256-token text, so 32 long texts at once peaked 700 MB above the
+#: process's size. 1,024 tokens is 4 long texts (+~130 MB), and short texts still go
+#: ``batch_size`` at a time.
+MAX_BATCH_TOKENS = 1024
+#: The most characters one token stands for: WordPiece turns a word longer than 100
+#: characters into a single ``[UNK]`` (plus the space before the next word).
+_MAX_CHARS_PER_TOKEN = 101
+
+
+def _token_budget_batches(
+    order: Sequence[int], encodings: Sequence[Any], batch_size: int
+) -> list[list[int]]:
+    """``order`` (indices sorted by token length) cut into batches of at most
+    ``batch_size`` texts and ``MAX_BATCH_TOKENS`` padded tokens (at least one text each)."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        longest = len(encodings[i].ids)  # sorted: the newest is the longest
+        if current and (
+            len(current) >= batch_size or (len(current) + 1) * longest > MAX_BATCH_TOKENS
+        ):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
 class MiniLMEmbedder(BaseEmbedder):
     """all-MiniLM-L6-v2 (384 dims) as int8 ONNX on onnxruntime; the default embedder.
 
@@ -430,6 +461,12 @@ class MiniLMEmbedder(BaseEmbedder):
             options.intra_op_num_threads = self._threads
             options.inter_op_num_threads = 1
             options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            # No arena and no memory patterns: with them onnxruntime keeps the largest
+            # batch's buffers (one per distinct shape) for the life of the process; one
+            # bulk of 100 long messages raised the server's RSS by 1.2 GB for good
+            # (issue 15, item 3). Freed buffers now go back to the allocator.
+            options.enable_cpu_mem_arena = False
+            options.enable_mem_pattern = False
             options.add_session_config_entry(
                 "session.intra_op.allow_spinning", "1" if self._allow_spinning else "0"
             )
@@ -479,12 +516,15 @@ class MiniLMEmbedder(BaseEmbedder):
 
     def _embed(self, texts: list[str]) -> Matrix:
         self._ensure_loaded()
-        encodings = self._tokenizer.encode_batch(texts)
+        # Only the first ``max_length`` tokens count, and no token covers more than
+        # ``_MAX_CHARS_PER_TOKEN`` characters: cutting longer texts first keeps the
+        # tokenizer from building (and keeping as overflow) tokens that are dropped anyway.
+        limit = self._max_length * _MAX_CHARS_PER_TOKEN
+        encodings = self._tokenizer.encode_batch([t[:limit] for t in texts])
         # Length-sorted batching: each batch pads only to its own longest text.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self.DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            idx = order[start : start + self._batch_size]
+        for idx in _token_budget_batches(order, encodings, self._batch_size):
             out[idx] = self._run_batch([encodings[i] for i in idx])
         return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "AuthenticationError",
     "BackendUnavailableError",
+    "DatabaseFileError",
     "InvalidInputError",
     "LimitExceededError",
     "NamsError",
@@ -74,3 +75,9 @@ class BackendUnavailableError(NamsError):
     """The backend could not be reached or is overloaded; retrying later may work."""
 
     status_code = 503
+
+
+class DatabaseFileError(BackendUnavailableError):
+    """The database file cannot be used: missing directory, not a database, truncated or
+    damaged. Raised on open (one line naming the path and the problem) and when damage is
+    found later (the server answers 503 with the message, never a 500)."""

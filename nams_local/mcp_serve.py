@@ -20,13 +20,21 @@ __all__ = ["open_configured_backend", "run"]
 Transport = Literal["stdio", "http"]
 
 
-def open_configured_backend(db: str | Path | None, embeddings: bool) -> Any:
-    """``--db`` means the local engine; otherwise the environment picks (``open_backend``)."""
+def open_configured_backend(
+    db: str | Path | None, embeddings: bool, workspace: str | None = None
+) -> Any:
+    """``--db`` means the local engine; otherwise the environment picks (``open_backend``).
+    ``workspace``: the local engine's workspace (``serve`` gives each token its own), or
+    the hosted ``X-Workspace-Id``."""
     from .config import backend_kind, open_hosted_backend, open_local_backend
 
-    if db is not None or backend_kind() == "local":
-        return open_local_backend(db, embeddings=embeddings)
-    return open_hosted_backend()
+    kind = backend_kind()  # a bad NAMS_BACKEND is refused even with --db
+    if db is not None or kind == "local":
+        options: dict[str, Any] = {"embeddings": embeddings}
+        if workspace is not None:
+            options["workspace"] = workspace
+        return open_local_backend(db, **options)
+    return open_hosted_backend(workspace_id=workspace)
 
 
 async def _serve_stdio(server: Any, backend: Any) -> None:
@@ -72,12 +80,17 @@ def run(
     user_id: str = "default",
     conversation_id: str | None = None,
     out: TextIO | None = None,
+    workspace: str | None = None,
 ) -> int:
     """Serve the memory tools until the client disconnects (stdio) or SIGINT (http)."""
     from .integrations.mcp_server import create_mcp_server
+    from .integrations.mcp_tools import require_mcp_sdk
 
-    backend = open_configured_backend(db, embeddings)
+    require_mcp_sdk()  # before anything is opened: one line with the install hint
+    backend = open_configured_backend(db, embeddings, workspace)
     label = f"backend: {type(backend).__name__}; user: {user_id}"
+    if workspace is not None:
+        label += f"; workspace: {workspace}"
     server = create_mcp_server(backend, user_id=user_id, conversation_id=conversation_id)
     if transport == "stdio":
         print(f"nams-local mcp serving on stdio ({label})", file=sys.stderr, flush=True)

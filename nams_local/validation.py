@@ -12,11 +12,14 @@ from typing import Any
 
 from .backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT
 from .errors import InvalidInputError
+from .json_depth import MAX_JSON_DEPTH, check_json_depth
 from .models import MESSAGE_ROLES, NewMessage, SearchMode, ToolCallStatus
 
 __all__ = [
     "MAX_DURATION_MS",
+    "MAX_ENTITY_NAME_CHARS",
     "MAX_JSON_DEPTH",
+    "check_entity_name",
     "check_json_depth",
     "check_limit",
     "check_message",
@@ -48,36 +51,14 @@ def check_message(role: str, content: str) -> None:
         raise InvalidInputError("message content must be a non-empty string")
 
 
-#: Deepest nesting of objects/arrays accepted in any stored JSON value (message metadata,
-#: entity and relationship properties, Cypher parameters). The scalar at the bottom of
-#: ``{"a": {"a": 1}}`` is at depth 2. One bound, honoured by every write and every read, so
-#: no stored row can be too deep for a later read to render (issue 15).
-MAX_JSON_DEPTH = 32
-
-
-def check_json_depth(value: Any, name: str, *, maximum: int = MAX_JSON_DEPTH) -> None:
-    """Refuse a value nested deeper than ``maximum`` containers (iterative: no recursion
-    limit can be hit however deep the input is)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            children: Any = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        if depth + 1 > maximum:
-            raise InvalidInputError(f"{name} is nested deeper than {maximum} levels")
-        stack.extend((child, depth + 1) for child in children)
-
-
 def check_metadata(metadata: Mapping[str, Any] | None, name: str = "metadata") -> None:
-    """Free-form objects are stored as JSON: it must be an object that JSON can encode."""
+    """Free-form objects are stored as JSON: it must be an object that JSON can encode,
+    nested at most ``MAX_JSON_DEPTH`` deep (deeper rows once made every later read fail)."""
     if metadata is None:
         return
     if not isinstance(metadata, Mapping):
         raise InvalidInputError(f"{name} must be an object")
+    check_json_depth(metadata, name)  # before encoding: json.dumps recurses
     try:
         json.dumps(metadata, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -111,6 +92,8 @@ def check_string_map(value: Mapping[str, Any] | None, what: str) -> None:
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
         raise InvalidInputError(f"{what} must map strings to strings")
+    if value is not None:
+        check_json_depth(value, what)
 
 
 #: Largest tool-call duration accepted (2^53 - 1 ms: exact in JSON numbers everywhere).
@@ -163,6 +146,22 @@ def check_query(query: str) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query must be a non-empty string")
     return query
+
+
+#: Longest entity name accepted (characters, after trimming). A name is a few words; the
+#: bound keeps name resolution's work per write small and predictable (issue 15: two
+#: near-identical 12,000-character names once took 25 s to compare).
+MAX_ENTITY_NAME_CHARS = 512
+
+
+def check_entity_name(value: str | None, name: str = "name") -> str:
+    """A required entity name of at most ``MAX_ENTITY_NAME_CHARS``; returned trimmed."""
+    text = check_required(value, name)
+    if len(text) > MAX_ENTITY_NAME_CHARS:
+        raise InvalidInputError(
+            f"{name} is too long: at most {MAX_ENTITY_NAME_CHARS} characters, got {len(text)}"
+        )
+    return text
 
 
 def check_required(value: str | None, name: str) -> str:

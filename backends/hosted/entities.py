@@ -15,6 +15,7 @@ from nams_local.models import (
     SearchResult,
 )
 from nams_local.validation import (
+    check_entity_name,
     check_limit,
     check_mode,
     check_query,
@@ -40,7 +41,7 @@ class EntityRoutes(HostedBase):
         description: str | None = None,
         properties: dict[str, str] | None = None,
     ) -> Entity:
-        name = check_required(name, "name")
+        name = check_entity_name(name)
         type = check_required(type, "type")
         check_string_map(properties, "entity properties")
         sent = compact(
@@ -64,7 +65,7 @@ class EntityRoutes(HostedBase):
         if name is None and description is None:
             raise InvalidInputError("nothing to update: give a name or a description")
         if name is not None:
-            name = check_required(name, "name")
+            name = check_entity_name(name)
         await self._rest.call(
             "PUT",
             f"/entities/{segment(entity_id)}",

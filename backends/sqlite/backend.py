@@ -60,6 +60,7 @@ from nams_local.models import (
     ToolCallStatus,
 )
 from nams_local.validation import (
+    check_entity_name,
     check_json_depth,
     check_limit,
     check_message,
@@ -272,6 +273,7 @@ class SQLiteBackend(MemoryBackend):
             "embedder": vectors.embedder.name if vectors else "none",
             "dimension": vectors.embedder.dimension if vectors else 0,
             "counts": store.run_sync(store.counts),
+            "workspaces": store.run_sync(store.workspace_counts),
         }
 
     async def item_batch(self, ops: Sequence[ItemOp]) -> list[ItemResult]:
@@ -508,13 +510,19 @@ class SQLiteBackend(MemoryBackend):
         description: str | None = None,
         properties: dict[str, str] | None = None,
     ) -> Entity:
-        name = check_required(name, "name")
+        name = check_entity_name(name)
         type = check_required(type, "type")
         check_string_map(properties, "entity properties")
         # A name that resolves to an existing entity is reused: embed only new ones.
         known = await self._run(entities.find_entity, name, type)
         vector = None if known else await self._embed([entity_text(name, description)])
-        return await self._run(entities.add_entity, name, type, description, properties, vector)
+        entity = await self._run(
+            entities.add_entity, name, type, description, properties, vector, candidates=False
+        )
+        if not entity.reused:  # near names: compared on this workspace's read lane
+            found = await self._read(entities.merge_candidates, entity.id, name, type)
+            entity.merge_candidates = found or entity.merge_candidates
+        return entity
 
     async def list_entities(self, type: str | None = None) -> list[Entity]:
         return await self._read(entities.list_entities, type)
@@ -528,7 +536,7 @@ class SQLiteBackend(MemoryBackend):
         if name is None and description is None:
             raise InvalidInputError("nothing to update: give a name or a description")
         if name is not None:
-            name = check_required(name, "name")
+            name = check_entity_name(name)
         current = await self._run(entities.entity_row, entity_id)
         vector = await self._embed(
             [

@@ -34,6 +34,7 @@ import kglite
 from nams_local.errors import InvalidInputError
 
 from .cypher_text import Statement, canonical_label, label_key
+from .stored_json import loads
 
 __all__ = ["Answer", "Projection", "QueryTimeout", "answer", "build_graph"]
 
@@ -78,7 +79,7 @@ def _stored(properties: str | None) -> dict[str, Any]:
     """Stored ``properties`` (JSON text), without engine-private ``__`` keys."""
     if not properties or properties == "{}":
         return {}
-    extra = json.loads(properties)
+    extra = loads(properties)
     return {k: v for k, v in extra.items() if not k.startswith("__")}
 
 

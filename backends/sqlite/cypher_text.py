@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nams_local.errors import InvalidInputError
-from nams_local.validation import check_json_depth
+from nams_local.json_depth import check_json_depth
 
 __all__ = [
     "MAX_PARAMS_CHARS",
@@ -287,6 +287,7 @@ def prepare(cypher: str, params: dict[str, Any] | None = None) -> Statement:
     (``InvalidInputError`` when it writes, misses a parameter or has no RETURN)."""
     if params is not None and not isinstance(params, dict):
         raise InvalidInputError("params must be an object")
+    check_json_depth(params, "params")
     if len(cypher) > MAX_QUERY_CHARS:
         raise InvalidInputError(f"the query is too long (at most {MAX_QUERY_CHARS} characters)")
     _valid_text(cypher, "the Cypher query")

@@ -32,6 +32,7 @@ from nams_local.models import (
 
 from . import entity_keys
 from . import schema as s
+from .edge_identity import identical_edge, reuse_edge
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
 from .store import Ctx, entity_text
@@ -51,6 +52,7 @@ __all__ = [
     "get_graph",
     "get_history",
     "list_entities",
+    "merge_candidates",
     "merge_entities",
     "neighbourhood",
     "search_entities",
@@ -148,16 +150,25 @@ def add_entity(
     entity = to_entity(entity_row(ctx, id_))
     entity.reused = False
     if candidates:
-        near = mirror.candidates(name, type_, exclude=id_)
-        if near:
-            nodes = mirror.graph.nodes
-            entity.merge_candidates = [
-                MergeCandidate(
-                    id=other, name=nodes[other]["name"], type=nodes[other]["type"], similarity=sim
-                )
-                for other, sim in near
-            ]
+        entity.merge_candidates = merge_candidates(ctx, id_, name, type_) or None
     return entity
+
+
+def merge_candidates(ctx: Ctx, entity_id: str, name: str, type_: str) -> list[MergeCandidate]:
+    """Near names of ``type_`` that ``name`` (entity ``entity_id``) may be, best first.
+
+    Reads only the in-memory mirror, so the server runs it after the write, on the
+    workspace's read lane: a slow comparison never holds the writer every tenant shares.
+    """
+    mirror = ctx.store.graph(ctx.workspace)
+    found = []
+    for other, sim in mirror.candidates(name, type_, exclude=entity_id):
+        node = mirror.graph.nodes.get(other)
+        if node is not None:  # deleted since the snapshot was taken
+            found.append(
+                MergeCandidate(id=other, name=node["name"], type=node["type"], similarity=sim)
+            )
+    return found
 
 
 def _reuse(
@@ -476,6 +487,9 @@ def add_relationship(
     source = _active(ctx, source_id, "source")
     target = _active(ctx, target_id, "target")
     props = properties or {}
+    same = identical_edge(ctx, source.pk, target.pk, type_)
+    if same is not None:
+        return reuse_edge(ctx, same, source.id, target.id, props, confidence)
     rel_id = _insert_relationship(ctx, source.pk, target.pk, type_, props, confidence)
     ctx.store.graph(ctx.workspace).add_edge(rel_id, source.id, target.id, type_, props, confidence)
     row = ctx.conn.execute(select(r).where(r.c.id == rel_id)).one()

@@ -95,11 +95,13 @@ class EntityGraphMirror:
     def candidates(self, name: str, type_: str, exclude: str) -> list[tuple[str, float]]:
         """Near matches of ``name`` among entities of ``type_``: ``(id, similarity)``."""
         type_key, key = self._slot(name, type_)
-        others = (
+        # A snapshot (one C-level copy under the GIL): readers call this while the writer
+        # thread adds and removes keys.
+        others = [
             (ids[0], other)
-            for (t, other), ids in self._by_key.items()
-            if t == type_key and ids[0] != exclude
-        )
+            for (t, other), ids in list(self._by_key.items())
+            if t == type_key and ids and ids[0] != exclude
+        ]
         return self.resolution.candidates(key, others)
 
     def add_edge(

@@ -24,6 +24,7 @@ from nams_local.extraction import (
     SkipEntity,
     is_meta_entity,
 )
+from nams_local.validation import MAX_ENTITY_NAME_CHARS
 
 from . import schema as s
 from .entities import add_entity, add_relationship, entity_row, merge_entities, update_entity
@@ -107,8 +108,10 @@ class _Binder:
         self._self_id: str | None = None
 
     def entity(self, name: str, type_: str, description: str, confidence: float) -> str | None:
-        if self.skip(EntityCandidate(name=name, type=type_, description=description)):
-            return None
+        if len(name) > MAX_ENTITY_NAME_CHARS or self.skip(
+            EntityCandidate(name=name, type=type_, description=description)
+        ):
+            return None  # an extracted "name" longer than any name is not one
         mirror = self.ctx.store.graph(self.ctx.workspace)
         known = mirror.find(name, type_)
         if known is not None and (not description or mirror.graph.nodes[known]["description"]):

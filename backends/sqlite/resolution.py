@@ -14,11 +14,13 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
+
+from rapidfuzz.distance import Indel
 
 __all__ = ["DEFAULT_CANDIDATE_THRESHOLD", "Resolution", "match_key"]
 
-#: Similarity (difflib ratio of match keys, 0..1) from which a near name is a candidate.
+#: Similarity (normalised Indel similarity of match keys, 0..1: ``2 * LCS / total length``,
+#: difflib's ratio with the longest common subsequence) from which a near name is a candidate.
 DEFAULT_CANDIDATE_THRESHOLD = 0.85
 #: At most this many merge candidates are reported.
 MAX_CANDIDATES = 5
@@ -74,16 +76,14 @@ class Resolution:
 
     def candidates(self, key: str, others: Iterable[tuple[str, str]]) -> list[tuple[str, float]]:
         """``(id, similarity)`` of the ``(id, key)`` pairs close to ``key``, best first."""
-        matcher = SequenceMatcher(b=key, autojunk=False)  # b is the side difflib indexes
+        # rapidfuzz's bit-parallel LCS is O(len * len / 64) with a cutoff that stops early,
+        # where difflib's SequenceMatcher was quadratic in time on long near-equal names.
         limit = self.candidate_threshold
         found: list[tuple[str, float]] = []
         for id_, other in others:
             if other == key:
                 continue
-            matcher.set_seq1(other)
-            if matcher.real_quick_ratio() < limit or matcher.quick_ratio() < limit:
-                continue
-            ratio = matcher.ratio()
+            ratio = Indel.normalized_similarity(key, other, score_cutoff=limit)
             if ratio >= limit:
                 found.append((id_, round(ratio, 4)))
         found.sort(key=lambda x: -x[1])

@@ -18,7 +18,10 @@ from nams_local.models import (
     ToolCall,
 )
 
+from .stored_json import UNREADABLE_KEY, loads
+
 __all__ = [
+    "UNREADABLE_KEY",
     "dumps",
     "insert_rows",
     "loads",
@@ -58,10 +61,6 @@ def when(value: str | None) -> datetime | None:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def loads(value: str | None) -> Any:
-    return json.loads(value) if value else {}
 
 
 def token_count(content: str) -> int:

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, sel
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
-from . import entity_keys
+from . import entity_keys, file_check
 from . import schema as s
 from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
@@ -93,7 +93,14 @@ class SQLiteStore:
         #: Rows left in ``vector_queue`` by an earlier process (found by the migration).
         self._leftovers: list[QueuedVector] = []
         want_vec = embedder is not None and vector_index != "numpy"
-        self.engine, self.driver = open_engine(path, want_vec=want_vec, driver=driver)
+        file_check.check_before_open(path)
+        try:
+            self.engine, self.driver = open_engine(path, want_vec=want_vec, driver=driver)
+        except Exception as exc:  # e.g. a read-only directory: one line, not a traceback
+            failed = file_check.opening_failed(exc, self.path)
+            if failed is None:
+                raise
+            raise failed from exc
         if vector_index == "sqlite-vec" and self.driver.vec_version is None:
             raise NamsError(f"sqlite-vec could not be loaded: {self.driver.vec_error}")
         self.vectors: VectorState | None = None
@@ -153,7 +160,7 @@ class SQLiteStore:
         that commit is done."""
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
-        return await asyncio.wrap_future(self._writer.unit(fn, args, kwargs, key=_key(args)))
+        return await self._settle(self._writer.unit(fn, args, kwargs, key=_key(args)))
 
     async def run_background(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``run`` at background priority (queued extraction and summaries): it yields to
@@ -161,7 +168,17 @@ class SQLiteStore:
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
         future = self._writer.unit(fn, args, kwargs, key=_key(args), background=True)
-        return await asyncio.wrap_future(future)
+        return await self._settle(future)
+
+    async def _settle(self, future: concurrent.futures.Future[R]) -> R:
+        """The writer's result; damage to the file found on the way is a 503 naming it."""
+        try:
+            return await asyncio.wrap_future(future)
+        except Exception as exc:
+            damaged = file_check.damage(exc, self.path)
+            if damaged is None:
+                raise
+            raise damaged from exc
 
     @property
     def writer(self) -> WriterLane:
@@ -200,7 +217,13 @@ class SQLiteStore:
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._readers, self._read, fn, ctx, args, kwargs)
+        try:
+            return await loop.run_in_executor(self._readers, self._read, fn, ctx, args, kwargs)
+        except Exception as exc:
+            damaged = file_check.damage(exc, self.path)
+            if damaged is None:
+                raise
+            raise damaged from exc
 
     def _read(
         self,
@@ -260,6 +283,7 @@ class SQLiteStore:
     # -- schema --------------------------------------------------------------------
     def _migrate(self) -> None:
         conn = self.conn
+        file_check.check_after_open(conn.connection.dbapi_connection, self.path)
         with conn.begin():
             s.metadata.create_all(conn)
             version = conn.execute(select(s.schema_version.c.version)).scalar()
@@ -356,6 +380,30 @@ class SQLiteStore:
             "tool_calls": select(func.count()).select_from(s.tool_calls),
         }
         return {name: int(conn.execute(stmt).scalar_one()) for name, stmt in tables.items()}
+
+    def workspace_counts(self) -> dict[str, dict[str, int]]:
+        """Conversations, messages and live entities per workspace, by name (what
+        ``nams-local info`` lists, so the per-token workspaces of ``serve`` can be found)."""
+        conn = self.conn
+        found: dict[str, dict[str, int]] = {}
+        per = {
+            "conversations": select(s.conversations.c.workspace, func.count()).group_by(
+                s.conversations.c.workspace
+            ),
+            "messages": select(s.messages.c.workspace, func.count()).group_by(
+                s.messages.c.workspace
+            ),
+            "entities": select(s.entities.c.workspace, func.count())
+            .where(s.entities.c.merged_into_pk.is_(None))
+            .group_by(s.entities.c.workspace),
+        }
+        for name, stmt in per.items():
+            for workspace, count in conn.execute(stmt).all():
+                row = found.setdefault(
+                    str(workspace), {"conversations": 0, "messages": 0, "entities": 0}
+                )
+                row[name] = int(count)
+        return dict(sorted(found.items()))
 
 
 def _key(args: tuple[object, ...]) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -21,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..__version__ import __version__
+from . import info
+from .failures import OneLineParser, guarded, port_number
+from .options import add_common, add_workspace
 
 __all__ = ["main"]
 
@@ -31,36 +33,16 @@ def _open(db: str | None, embeddings: bool) -> Any:
     return open_local_backend(db, embeddings=embeddings)
 
 
-def _cmd_info(args: argparse.Namespace) -> int:
-    from ..backend import MemoryBackend, SupportsInfo
+def _check_backend_setting() -> None:
+    """``NAMS_BACKEND`` must name a backend even for commands that always run the local
+    engine (``demo``, ``serve``): a typo is refused, never silently ignored."""
+    from ..config import backend_kind
 
-    backend: MemoryBackend = _open(args.db, not args.no_embeddings)
-    try:
-        if not isinstance(backend, SupportsInfo):
-            print(
-                f"nams-local info: the {type(backend).__name__} backend cannot describe "
-                "itself (only the local engine can)",
-                file=sys.stderr,
-            )
-            return 2
-        info = backend.info()
-    finally:
-        asyncio.run(backend.aclose())
-    if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
-    counts = info.pop("counts")
-    width = max(len(k) for k in [*info, *counts]) + 2
-    print(f"nams-local {__version__}")
-    for key, value in info.items():
-        print(f"  {key:<{width}}{value}")
-    print("  counts:")
-    for key, value in counts.items():
-        print(f"    {key:<{width - 2}}{value}")
-    return 0
+    backend_kind()
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    _check_backend_setting()
     with tempfile.TemporaryDirectory(prefix="nams-demo-") as tmp:
         db = args.db or str(Path(tmp) / "demo.db")
         backend = _open(db, not args.no_embeddings)
@@ -80,6 +62,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from ..server.serve import run
 
+    _check_backend_setting()
     return run(
         host=args.host,
         port=args.port,
@@ -107,34 +90,33 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         embeddings=not args.no_embeddings,
         user_id=args.user_id,
         conversation_id=args.conversation_id,
+        workspace=args.workspace,
     )
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="nams-local", description="Graph-shaped memory for AI agents, offline."
     )
     parser.add_argument("--version", action="version", version=f"nams-local {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the full traceback when a command fails"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--db", help="SQLite database file or :memory:")
-        p.add_argument("--no-embeddings", action="store_true", help="text search only, no embedder")
-
-    info = sub.add_parser("info", help="show the backend, driver, vector support and counts")
-    common(info)
-    info.add_argument("--json", action="store_true", help="print JSON")
-    info.set_defaults(func=_cmd_info)
+    info.register(sub)
     demo = sub.add_parser("demo", help="run an end-to-end offline demo (temporary database)")
-    common(demo)
+    add_common(demo)
     demo.set_defaults(func=_cmd_demo)
     serve = sub.add_parser(
         "serve", help="serve the hosted NAMS /v1 REST API over the local engine (uvicorn)"
     )
-    common(serve)
+    add_common(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument(
-        "--port", type=int, default=8765, help="port to bind, 0 = any free port (default 8765)"
+        "--port",
+        type=port_number,
+        default=8765,
+        help="port to bind, 0 = any free port (default 8765)",
     )
     serve.add_argument(
         "--api-key",
@@ -200,12 +182,15 @@ def _parser() -> argparse.ArgumentParser:
         "mcp",
         help="serve memory as MCP tools (query_memory, store_memory, entity and graph reads)",
     )
-    common(mcp)
+    add_common(mcp)
     mcp.add_argument(
         "--transport", choices=["stdio", "http"], default="stdio", help="default stdio"
     )
     mcp.add_argument("--host", default="127.0.0.1", help="http: address to bind")
-    mcp.add_argument("--port", type=int, default=8766, help="http: port, 0 = any (default 8766)")
+    mcp.add_argument(
+        "--port", type=port_number, default=8766, help="http: port, 0 = any (default 8766)"
+    )
+    add_workspace(mcp)
     mcp.add_argument("--user-id", default="default", help="whose memory (default 'default')")
     mcp.add_argument(
         "--conversation-id", default=None, help="default: the user's latest conversation"
@@ -249,5 +234,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if given[:1] == ["bench"]:  # everything after it, --help included, is the benchmark's
         return _run_bench(given[1:])
     args = _parser().parse_args(argv)
-    result: int = args.func(args)
-    return result
+    return guarded(args.command, lambda: int(args.func(args)), debug=args.debug)

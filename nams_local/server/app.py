@@ -32,6 +32,7 @@ from .middleware import (
 )
 from .openapi import install_openapi
 from .routes import ROUTERS
+from .unexpected import UnexpectedErrorMiddleware
 from .workspaces import DEFAULT_POOL_SIZE, RootBackend, WorkspacePool
 
 __all__ = ["create_app"]
@@ -174,8 +175,10 @@ def create_app(
         from nams_local.bridge import create_bridge_app
 
         app.mount("/bridge", create_bridge_app(bridge_backend))
-    # Added innermost first: the access log wraps auth, which wraps the body limit.
+    # Added innermost first: the access log wraps the 500 guard, which wraps auth, which
+    # wraps the body limit.
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     app.add_middleware(AuthMiddleware, authenticator=state.authenticator)
+    app.add_middleware(UnexpectedErrorMiddleware)
     app.add_middleware(AccessLogMiddleware)
     return app

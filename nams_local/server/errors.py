@@ -9,7 +9,6 @@ body says no more than ``internal error`` (the details go to the log).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
@@ -24,8 +23,6 @@ from starlette.types import Scope
 from nams_local.errors import NamsError
 
 __all__ = ["describe_validation_errors", "error_response", "install_error_handlers"]
-
-logger = logging.getLogger("nams_local.server")
 
 
 def error_response(
@@ -104,13 +101,9 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.status_code, message, headers)
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    logger.exception("unhandled error on %s %s", request.method, request.url.path)
-    return error_response(500, "internal error")
-
-
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(NamsError, _nams_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(Exception, _unexpected)
+    # Anything else: ``unexpected.UnexpectedErrorMiddleware`` (a handler for ``Exception``
+    # here would run in Starlette's ServerErrorMiddleware, which re-raises to the server).

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import socket
 import sys
@@ -134,11 +133,7 @@ def run(
     if cypher_memory_mb is not None:
         cypher["memory_mb"] = cypher_memory_mb
     try:
-        chosen = (
-            extraction
-            or os.environ.get("NAMS_EXTRACTION", "").strip().lower()
-            or DEFAULT_EXTRACTION
-        )
+        chosen = extraction or wiring.extraction_from_env() or DEFAULT_EXTRACTION
         root = wiring.open_local_backend(
             path, embeddings=embeddings, extraction=chosen, cypher_limits=cypher
         )

@@ -100,6 +100,47 @@ async def test_unexpected_errors_are_500_internal_error_and_logged(
     assert any(getattr(r, "http_status", None) == 500 for r in logged)
 
 
+class _Records(logging.Handler):
+    """Keeps every record of one logger (uvicorn's loggers do not propagate to caplog)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_a_500_leaves_the_keep_alive_connection_usable(caplog: pytest.LogCaptureFixture) -> None:
+    """Reproduces issue 15 item 4: after any 500, uvicorn logged "Exception in ASGI
+    application" (Starlette's ServerErrorMiddleware re-raised the exception its handler had
+    already answered) and closed the connection without ``Connection: close``, so the
+    client's next request on it failed. Now every request on one connection is answered."""
+    caplog.set_level(logging.CRITICAL, logger="nams_local.server")  # the expected tracebacks
+    uvicorn_errors = _Records()
+    uvicorn_logger = logging.getLogger("uvicorn.error")
+    uvicorn_logger.addHandler(uvicorn_errors)
+    root = _Faulty(":memory:", embeddings=False)
+    try:
+        with live_server(create_app(root)) as url, httpx.Client(base_url=url) as http:
+            ports: set[int] = set()
+            for _ in range(5):
+                failed = http.get("/v1/entities", headers=bearer("t"))
+                assert failed.status_code == 500 and failed.json() == {"error": "internal error"}
+                assert failed.headers.get("connection", "").lower() != "close"
+                ok = http.get("/v1/conversations", headers=bearer("t"))
+                assert ok.status_code == 200, ok.text
+                for response in (failed, ok):
+                    stream = response.extensions["network_stream"]
+                    ports.add(stream.get_extra_info("client_addr")[1])
+            assert len(ports) == 1, f"the connection was replaced: {ports}"
+    finally:
+        uvicorn_logger.removeHandler(uvicorn_errors)
+        asyncio.run(root.aclose())
+    logged = [r.getMessage() for r in uvicorn_errors.records]
+    assert not any("Exception in ASGI application" in m for m in logged), logged
+
+
 def test_real_socket_round_trip_with_configured_keys(tmp_path: Path) -> None:
     app = create_app(db=tmp_path / "socket.db", embeddings=False, api_keys=["k1"])
     with live_server(app) as url, httpx.Client(base_url=url) as http:

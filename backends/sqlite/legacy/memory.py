@@ -25,7 +25,7 @@ from nams_local.models import (
     Relationship,
     ToolCallStatus,
 )
-from nams_local.validation import check_metadata, check_tool_call
+from nams_local.validation import check_entity_name, check_metadata, check_tool_call
 
 from ..store import Ctx, SQLiteStore, entity_text
 from ..vectors import Vectors
@@ -238,6 +238,7 @@ class LegacyMemory:
         """The entity with exactly this (name, type), created if missing; never merged with
         a similar one. A given ``description`` replaces the stored one."""
         _text(name, "name")
+        check_entity_name(name)
         _text(type, "type")
         vector = await self._embed([entity_text(name, description)])
         return await self._run(exact_entities.upsert_entity, name, type, description, vector)
