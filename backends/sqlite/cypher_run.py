@@ -22,7 +22,6 @@ relationships are set afterwards by a parameterised Cypher ``SET``, value by val
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from collections import defaultdict

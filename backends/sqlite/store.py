@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
@@ -170,7 +170,7 @@ class SQLiteStore:
         future = self._writer.unit(fn, args, kwargs, key=_key(args), background=True)
         return await self._settle(future)
 
-    async def _settle(self, future: concurrent.futures.Future[R]) -> R:
+    async def _settle(self, future: Future[R]) -> R:
         """The writer's result; damage to the file found on the way is a 503 naming it."""
         try:
             return await asyncio.wrap_future(future)
