@@ -30,6 +30,7 @@ __all__ = [
     "REPO_ROOT",
     "ServeProcess",
     "child_environment",
+    "children_cpu_seconds",
     "process_cpu_seconds",
     "process_rss_bytes",
 ]
@@ -71,6 +72,28 @@ def process_cpu_seconds(pid: int) -> float | None:
     # The command name (field 2) may hold spaces: the fields we want follow its ")".
     fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid``'s children: those it has reaped (``cutime`` + ``cstime`` of
+    its own stat) plus the live ones (``utime`` + ``stime`` of each process whose parent is
+    ``pid``). The server's Cypher workers are such children; their CPU is the server's too.
+    Linux ``/proc``; 0.0 elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[13]) + int(fields[14])
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            child = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # exited while we looked
+        if int(child[1]) == pid:
+            ticks += int(child[11]) + int(child[12])
+    return ticks / _TICKS
 
 
 def process_rss_bytes(pid: int) -> int | None:
@@ -230,6 +253,10 @@ class ServeProcess:
 
     def cpu_seconds(self) -> float | None:
         return None if self.process is None else process_cpu_seconds(self.process.pid)
+
+    def children_cpu_seconds(self) -> float | None:
+        """CPU of the server's worker processes so far (``children_cpu_seconds``)."""
+        return None if self.process is None else children_cpu_seconds(self.process.pid)
 
     def rss_bytes(self) -> int | None:
         return None if self.process is None else process_rss_bytes(self.process.pid)

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, sel
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
-from . import entity_keys
+from . import entity_keys, prepared
 from . import schema as s
 from .driver import DriverChoice, DriverInfo, open_engine
 from .file_identity import FileIdentity
@@ -372,9 +372,7 @@ class Ctx:
 
     def row(self, table: Table, id_: str, what: str) -> Row[Any]:
         """The row with API id ``id_`` in this workspace, or ``NotFoundError``."""
-        found = self.conn.execute(
-            select(table).where(table.c.id == id_, table.c.workspace == self.workspace)
-        ).first()
+        found = prepared.row_by_id(self.conn, table, id_, self.workspace)
         if found is None:
             raise NotFoundError(f"{what} {id_!r} not found")
         return found
