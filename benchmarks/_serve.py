@@ -74,25 +74,35 @@ def process_cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
-def children_cpu_seconds(pid: int) -> float:
-    """CPU seconds of ``pid``'s children: those it has reaped (``cutime`` + ``cstime`` of
-    its own stat) plus the live ones (``utime`` + ``stime`` of each process whose parent is
-    ``pid``). The server's Cypher workers are such children; their CPU is the server's too.
-    Linux ``/proc``; 0.0 elsewhere."""
+def _stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (which may hold spaces)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None  # gone while we looked, or not Linux
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid``'s descendants: those reaped (``cutime`` + ``cstime``, its own
+    and its live descendants') plus the live ones' own (``utime`` + ``stime``). The
+    server's Cypher workers are grandchildren (forked by a forkserver it started); their
+    CPU is the server's too. Linux ``/proc``; 0.0 elsewhere."""
+    own = _stat_fields(pid)
+    if own is None:
         return 0.0
-    ticks = int(fields[13]) + int(fields[14])
+    parents: dict[int, list[list[str]]] = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            child = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # exited while we looked
-        if int(child[1]) == pid:
-            ticks += int(child[11]) + int(child[12])
+        if entry.name.isdigit():
+            fields = _stat_fields(entry.name)
+            if fields is not None:
+                parents.setdefault(int(fields[1]), []).append([entry.name, *fields])
+    ticks = int(own[13]) + int(own[14])
+    frontier = [pid]
+    while frontier:
+        for child in parents.get(frontier.pop(), []):
+            # child[0] is its pid, then the stat fields shifted by one.
+            ticks += sum(int(child[i]) for i in (12, 13, 14, 15))
+            frontier.append(int(child[0]))
     return ticks / _TICKS
 
 

@@ -28,7 +28,7 @@ __all__ = [
     "Keys",
     "Root",
     "ServerState",
-    "current_caller",
+    "documented_auth",
     "server_state",
 ]
 
@@ -72,11 +72,10 @@ def _principal(request: Request) -> Principal:
     return principal
 
 
-async def current_caller(
-    request: Request, _: Annotated[str | None, Security(_bearer)]
-) -> Principal:
-    """The router-level check; its ``Security`` parameter documents ``BearerAuth``."""
-    return _principal(request)
+#: What every ``/v1`` router depends on: the ``BearerAuth`` scheme in the published
+#: document. The check itself is the middleware's, and every dependency below raises 401
+#: should the middleware be missing.
+documented_auth = Security(_bearer)
 
 
 async def _caller(request: Request) -> Principal:
@@ -88,10 +87,12 @@ async def _backend(request: Request) -> MemoryBackend:
 
 
 async def _root(request: Request) -> MemoryBackend:
+    _principal(request)
     return _server_state(request).pool.root
 
 
 async def _keys(request: Request) -> ApiKeyStore:
+    _principal(request)
     return _server_state(request).keys
 
 

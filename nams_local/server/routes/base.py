@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
-from ..deps import current_caller
+from ..deps import documented_auth
 from ..strict_json import StrictJSONRoute
 
 __all__ = ["EXTENSION", "api_router"]
@@ -20,5 +20,5 @@ def api_router(*, tags: list[str]) -> APIRouter:
         prefix="/v1",
         tags=list(tags),
         route_class=StrictJSONRoute,
-        dependencies=[Depends(current_caller)],
+        dependencies=[documented_auth],
     )
