@@ -14,8 +14,9 @@ for ``--seconds`` with the issue-12 mix, spread evenly over the tokens:
 It reports requests/s, per-operation and overall p50/p95/p99, every non-2xx answer and
 transport error, and the server's CPU per request (its process, and its Cypher worker
 processes apart), read from ``/proc`` around the window: on a busy machine requests/s moves
-with whatever else runs, while the CPU a request costs hardly does. Targets (issue 12): with embeddings >= 250 requests/s, p95 <= 300 ms and
-0 non-2xx; with ``--no-embeddings`` >= 1,000 requests/s.
+with whatever else runs, while the CPU a request costs hardly does. Targets (issue 12):
+with embeddings >= 250 requests/s, p95 <= 300 ms and 0 non-2xx; with ``--no-embeddings``
+>= 1,000 requests/s.
 
 The client must not be what is measured: it runs in ``--client-processes`` processes of its
 own (``benchmarks._loadgen``, raw HTTP/1.1 over asyncio), each reporting the CPU it spent,
