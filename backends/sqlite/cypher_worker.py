@@ -23,10 +23,11 @@ __all__ = ["NICENESS", "Job", "serve"]
 
 #: How much lower than the server a worker's CPU priority is. A query at its time limit
 #: burns a whole core for seconds; on a small machine that core is half of what the server
-#: has to answer every other tenant with. At nice +10 the kernel gives the worker about a
-#: tenth of a contended core (CFS weights 110 against 1024) and all of an idle one, so
-#: heavy Cypher runs as fast as ever on spare CPU and never at the others' expense.
-NICENESS = 10
+#: has to answer every other tenant with. At nice +5 the kernel gives the worker about a
+#: quarter of a core it contends for with the server (CFS weights 335 against 1024) and
+#: all of an idle one. Not more: the time limit is wall-clock, so on a machine overloaded
+#: by other programs a deeper nice made even a cheap query run out of time.
+NICENESS = 5
 
 #: What the parent sends: the statement, the workspace's projection, the row limit.
 Job = tuple[Statement, Projection, int]
