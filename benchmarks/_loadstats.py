@@ -15,7 +15,7 @@ from typing import Any
 from ._common import percentile
 from ._loadgen import FAILED, NORMAL_MIX, OPS, TIMED_OUT
 
-__all__ = ["ceiling_figures", "client_cost", "load_figures", "summarize"]
+__all__ = ["ceiling_figures", "client_cost", "load_figures", "server_cost", "summarize"]
 
 NORMAL_OPS = tuple(name for name, _ in NORMAL_MIX)
 
@@ -107,8 +107,31 @@ def _roles(clients: list[dict[str, Any]]) -> dict[int, str]:
     return {int(c["index"]): str(c["role"]) for c in clients}
 
 
+def server_cost(
+    server_cpu: float | None, workers_cpu: float | None, requests: int, seconds: float
+) -> dict[str, Any]:
+    """The server's CPU in the window, in all and per request: its own process, and its
+    worker processes (Cypher) beside it. CPU per request is the steadiest figure a busy
+    machine gives: requests/s moves with whatever else runs, the CPU a request costs
+    hardly does."""
+
+    def per_request(cpu: float | None) -> float | None:
+        return cpu / requests * 1000 if cpu is not None and requests else None
+
+    return {
+        "server_cpu_seconds": server_cpu,
+        "server_cores_used": server_cpu / seconds if server_cpu is not None and seconds else None,
+        "server_cpu_ms_per_request": per_request(server_cpu),
+        "workers_cpu_seconds": workers_cpu,
+        "workers_cpu_ms_per_request": per_request(workers_cpu),
+    }
+
+
 def load_figures(
-    run: dict[str, Any], clients: list[dict[str, Any]], server_cpu: float | None
+    run: dict[str, Any],
+    clients: list[dict[str, Any]],
+    server_cpu: float | None,
+    workers_cpu: float | None = None,
 ) -> dict[str, Any]:
     roles = _roles(clients)
     normal = [s for s in run["samples"] if roles[int(s[4])] == "normal"]
@@ -117,8 +140,7 @@ def load_figures(
     errors = run["errors"]
     figures["error_kinds"] = {k: v for k, v in errors.items() if k.split(":")[0] in NORMAL_OPS}
     figures["client"] = client_cost(run, len(run["samples"]))
-    figures["server_cpu_seconds"] = server_cpu
-    figures["server_cores_used"] = server_cpu / run["seconds"] if server_cpu is not None else None
+    figures.update(server_cost(server_cpu, workers_cpu, len(run["samples"]), run["seconds"]))
     if hostile:
         h = summarize(hostile, run["seconds"])
         h["error_kinds"] = {k: v for k, v in errors.items() if k.split(":")[0] not in NORMAL_OPS}

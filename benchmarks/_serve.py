@@ -30,6 +30,7 @@ __all__ = [
     "REPO_ROOT",
     "ServeProcess",
     "child_environment",
+    "children_cpu_seconds",
     "process_cpu_seconds",
     "process_rss_bytes",
 ]
@@ -71,6 +72,38 @@ def process_cpu_seconds(pid: int) -> float | None:
     # The command name (field 2) may hold spaces: the fields we want follow its ")".
     fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (which may hold spaces)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None  # gone while we looked, or not Linux
+
+
+def children_cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid``'s descendants: those reaped (``cutime`` + ``cstime``, its own
+    and its live descendants') plus the live ones' own (``utime`` + ``stime``). The
+    server's Cypher workers are grandchildren (forked by a forkserver it started); their
+    CPU is the server's too. Linux ``/proc``; 0.0 elsewhere."""
+    own = _stat_fields(pid)
+    if own is None:
+        return 0.0
+    parents: dict[int, list[list[str]]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat_fields(entry.name)
+            if fields is not None:
+                parents.setdefault(int(fields[1]), []).append([entry.name, *fields])
+    ticks = int(own[13]) + int(own[14])
+    frontier = [pid]
+    while frontier:
+        for child in parents.get(frontier.pop(), []):
+            # child[0] is its pid, then the stat fields shifted by one.
+            ticks += sum(int(child[i]) for i in (12, 13, 14, 15))
+            frontier.append(int(child[0]))
+    return ticks / _TICKS
 
 
 def process_rss_bytes(pid: int) -> int | None:
@@ -230,6 +263,10 @@ class ServeProcess:
 
     def cpu_seconds(self) -> float | None:
         return None if self.process is None else process_cpu_seconds(self.process.pid)
+
+    def children_cpu_seconds(self) -> float | None:
+        """CPU of the server's worker processes so far (``children_cpu_seconds``)."""
+        return None if self.process is None else children_cpu_seconds(self.process.pid)
 
     def rss_bytes(self) -> int | None:
         return None if self.process is None else process_rss_bytes(self.process.pid)

@@ -213,6 +213,25 @@ class BaseEmbedder(ABC):
         result: Vector = vector.copy()
         return result
 
+    def cached_query(self, text: str) -> Vector | None:
+        """``embed_query(text)`` if it is cached (counted as a hit), else ``None``; never
+        runs the model, so it is cheap enough for an event loop to call.
+
+        A server embeds a search query on an embedding thread, which is CPU work that may
+        queue behind batches being embedded; for a query it has seen before (an agent
+        asking again, the sources of a turn) that queue and thread hop would be all the
+        cost. The caller checks here first and goes to a thread only on ``None``."""
+        if not isinstance(text, str) or self._query_cache_size == 0:
+            return None
+        with self._query_cache_lock:
+            cached = self._query_cache.get(text)
+            if cached is None:
+                return None
+            self._query_cache.move_to_end(text)
+            self._query_hits += 1
+            hit: Vector = cached.copy()
+        return hit
+
     def _embed_one(self, text: str) -> Vector:
         row: Vector = self.embed([text])[0].copy()  # copy: don't keep the (1, d) parent alive
         return row

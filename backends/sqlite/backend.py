@@ -21,7 +21,7 @@ from nams_local.backend import (
     Capabilities,
     MemoryBackend,
 )
-from nams_local.embeddings import Embedder, default_embedder
+from nams_local.embeddings import BaseEmbedder, Embedder, default_embedder
 from nams_local.errors import InvalidInputError
 from nams_local.extraction import (
     ExtractiveSummariser,
@@ -323,8 +323,12 @@ class SQLiteBackend(MemoryBackend):
         vectors = self._store.vectors
         if vectors is None or mode == "text":
             return None
-        embed_query = vectors.embedder.embed_query
-        return await self._store.lanes.embed.run(self.workspace, embed_query, query)
+        embedder = vectors.embedder
+        if isinstance(embedder, BaseEmbedder):  # a cached query costs no embedding thread
+            cached = embedder.cached_query(query)
+            if cached is not None:
+                return cached
+        return await self._store.lanes.embed.run(self.workspace, embedder.embed_query, query)
 
     async def _vector_room(self) -> None:
         """Backpressure: wait while the vector lane has too much queued."""

@@ -25,6 +25,7 @@ from nams_local.models import (
     SearchResult,
 )
 
+from . import prepared
 from . import schema as s
 from .dbapi import raw_connection
 from .rows import (
@@ -92,11 +93,12 @@ def get_conversation(ctx: Ctx, conversation_id: str) -> Conversation:
 
 
 def list_conversations(ctx: Ctx, user_id: str | None, limit: int) -> list[Conversation]:
-    stmt = select(c).where(c.c.workspace == ctx.workspace)
-    if user_id is not None:
-        stmt = stmt.where(c.c.user_id == user_id)
-    stmt = stmt.order_by(c.c.updated_at.desc(), c.c.pk.desc()).limit(limit)
-    return [to_conversation(row, ctx.workspace) for row in ctx.conn.execute(stmt).all()]
+    rows = (
+        prepared.conversations_of_workspace(ctx.conn, ctx.workspace, limit)
+        if user_id is None
+        else prepared.conversations_of_user(ctx.conn, ctx.workspace, user_id, limit)
+    )
+    return [to_conversation(row, ctx.workspace) for row in rows]
 
 
 def delete_conversation(ctx: Ctx, conversation_id: str) -> None:
@@ -221,9 +223,7 @@ def _publish_vectors(ctx: Ctx, items: list[QueuedVector]) -> None:
 
 def list_messages(ctx: Ctx, conversation_id: str, limit: int) -> list[Message]:
     conv = conversation_row(ctx, conversation_id)
-    rows = ctx.conn.execute(
-        select(m).where(m.c.conversation_pk == conv.pk).order_by(m.c.pk.desc()).limit(limit)
-    ).all()
+    rows = prepared.messages_newest_first(ctx.conn, conv.pk, limit)
     return [to_message(row, conv.id) for row in rows]
 
 
@@ -272,14 +272,7 @@ def _materialise(ctx: Ctx, ranked: dict[int, list[Ranked]]) -> dict[int, list[Me
     pks = [r.pk for hits in ranked.values() for r in hits]
     if not pks:
         return {conv_pk: [] for conv_pk in ranked}
-    rows = {
-        row.pk: row
-        for row in ctx.conn.execute(
-            select(m, c.c.id.label("conv_id"))
-            .join(c, c.c.pk == m.c.conversation_pk)
-            .where(m.c.pk.in_(pks))
-        ).all()
-    }
+    rows = {row.pk: row for row in prepared.messages_by_pks(ctx.conn, pks)}
     return {
         conv_pk: [
             to_message(rows[r.pk], rows[r.pk].conv_id, r.score)

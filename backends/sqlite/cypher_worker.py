@@ -13,6 +13,7 @@ worker's memory limit, and a query must keep that room.
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import signal
 import time
@@ -24,7 +25,15 @@ from nams_local.errors import InvalidInputError
 from .cypher_run import Projection, QueryTimeout, answer, build_graph
 from .cypher_text import Statement
 
-__all__ = ["Job", "Key", "serve"]
+__all__ = ["NICENESS", "Job", "Key", "serve"]
+
+#: How much lower than the server a worker's CPU priority is. A query at its time limit
+#: burns a whole core for seconds; on a small machine that core is half of what the server
+#: has to answer every other tenant with. At nice +5 the kernel gives the worker about a
+#: quarter of a core it contends for with the server (CFS weights 335 against 1024) and
+#: all of an idle one. Not more: the time limit is wall-clock, so on a machine overloaded
+#: by other programs a deeper nice made even a cheap query run out of time.
+NICENESS = 5
 
 #: Which graph: the workspace and its graph version.
 Key = tuple[str, int]
@@ -102,6 +111,8 @@ def serve(conn: Connection, memory_bytes: int) -> None:
     allocations past the cap abort the process instead (``SIGABRT``), which the pool reads
     as the memory limit too."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
     _cap_address_space(memory_bytes)
     cache = _Cache()
     while True:

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, sel
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
-from . import entity_keys, file_check
+from . import entity_keys, file_check, prepared
 from . import schema as s
 from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
@@ -441,9 +441,7 @@ class Ctx:
 
     def find(self, table: Table, id_: str) -> Row[Any] | None:
         """The row with API id ``id_`` in this workspace, or ``None``."""
-        return self.conn.execute(
-            select(table).where(table.c.id == id_, table.c.workspace == self.workspace)
-        ).first()
+        return prepared.row_by_id(self.conn, table, id_, self.workspace)
 
     def row(self, table: Table, id_: str, what: str) -> Row[Any]:
         """The row with API id ``id_`` in this workspace, or ``NotFoundError``."""

@@ -17,6 +17,7 @@ a ``Principal`` in one of three ways, first match wins:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -54,7 +55,14 @@ class Principal:
     @property
     def workspace_hash(self) -> str:
         """A short, stable tag for logs that names the workspace without revealing it."""
-        return hashlib.sha256(self.workspace.encode("utf-8")).hexdigest()[:12]
+        return _workspace_tag(self.workspace)
+
+
+@functools.lru_cache(maxsize=4096)
+def _workspace_tag(workspace: str) -> str:
+    """``Principal.workspace_hash``, remembered: the access log asks on every request, and
+    a server sees few workspaces (bounded anyway, for open mode's any-token tenants)."""
+    return hashlib.sha256(workspace.encode("utf-8")).hexdigest()[:12]
 
 
 def _tagged(tag: str, token: str, prefix: str) -> str:

@@ -28,7 +28,7 @@ __all__ = [
     "Keys",
     "Root",
     "ServerState",
-    "current_caller",
+    "documented_auth",
     "server_state",
 ]
 
@@ -50,37 +50,54 @@ class ServerState:
     owns_root: bool
 
 
-def server_state(request: Request) -> ServerState:
+# Every dependency here is ``async def`` and takes nothing but the ``Request``: FastAPI runs
+# a plain ``def`` dependency on a worker thread (two thread hops per dependency per
+# request, which were most of a cached read's cost), and each nested ``Depends`` is one
+# more node it solves on every request. The principal is already in the scope.
+async def server_state(request: Request) -> ServerState:
+    return _server_state(request)
+
+
+def _server_state(request: Request) -> ServerState:
     state = getattr(request.app.state, "nams", None)
     if not isinstance(state, ServerState):  # pragma: no cover - create_app always sets it
         raise RuntimeError("the app was not built by nams_local.server.create_app")
     return state
 
 
-def current_caller(request: Request, _: Annotated[str | None, Security(_bearer)]) -> Principal:
+def _principal(request: Request) -> Principal:
     principal = request_principal(request.scope)
     if principal is None:  # only reachable if the middleware was removed
         raise AuthenticationError("missing API key")
     return principal
 
 
-async def _backend(
-    principal: Annotated[Principal, Depends(current_caller)],
-    state: Annotated[ServerState, Depends(server_state)],
-) -> MemoryBackend:
-    return await state.pool.get(principal.workspace)
+#: What every ``/v1`` router depends on: the ``BearerAuth`` scheme in the published
+#: document. The check itself is the middleware's, and every dependency below raises 401
+#: should the middleware be missing.
+documented_auth = Security(_bearer)
 
 
-def _root(state: Annotated[ServerState, Depends(server_state)]) -> MemoryBackend:
-    return state.pool.root
+async def _caller(request: Request) -> Principal:
+    return _principal(request)
 
 
-def _keys(state: Annotated[ServerState, Depends(server_state)]) -> ApiKeyStore:
-    return state.keys
+async def _backend(request: Request) -> MemoryBackend:
+    return await _server_state(request).pool.get(_principal(request).workspace)
+
+
+async def _root(request: Request) -> MemoryBackend:
+    _principal(request)
+    return _server_state(request).pool.root
+
+
+async def _keys(request: Request) -> ApiKeyStore:
+    _principal(request)
+    return _server_state(request).keys
 
 
 #: The authenticated caller.
-Caller = Annotated[Principal, Depends(current_caller)]
+Caller = Annotated[Principal, Depends(_caller)]
 #: The caller's workspace of the memory backend.
 Backend = Annotated[MemoryBackend, Depends(_backend)]
 #: The root backend (for what is the same in every workspace, like capabilities).

@@ -14,7 +14,9 @@ query could fill) and keeps the records it has read in memory. The cache is reva
 every lookup against a generation counter that triggers in the file bump on any change to
 the key table, by this process or another one on the same file (an older nams-local
 included, once the triggers exist), so a rotation or revocation takes effect on the next
-request everywhere. Revalidating is one single-row read on the store's own connection.
+request everywhere. Revalidating is one single-row read; on a cache hit it is done on the
+event loop's thread over a connection that never waits for a lock (``find``), so a cached
+key costs no thread hop at all, and anything else goes to the store's thread.
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ AFTER DELETE ON nams_local_api_keys BEGIN
 END;
 """
 _GENERATION = "SELECT generation FROM nams_local_api_keys_generation WHERE id = 0"
+#: ``ApiKeyStore._cached``'s "not answered here" (a cached ``None`` means: no such key).
+_MISS: tuple[bool, ApiKeyRecord | None] = (False, None)
 
 
 class KeyRevokedError(NamsError):
@@ -165,7 +169,7 @@ def _record(row: sqlite3.Row) -> ApiKeyRecord:
     )
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def _connect(path: str, timeout: float = 10.0) -> sqlite3.Connection:
     """A connection made by the SQLite library the memory engine uses on the same file:
     ``sqlean`` when it is installed (the engine's ``auto`` driver), else the stdlib's.
     Two copies of SQLite in one process do not see each other's locks, so a stdlib
@@ -174,7 +178,7 @@ def _connect(path: str) -> sqlite3.Connection:
     module: Any = sqlite3
     with contextlib.suppress(ImportError):
         module = importlib.import_module("sqlean.dbapi2")
-    conn = module.connect(path, timeout=10.0, check_same_thread=False, isolation_level=None)
+    conn = module.connect(path, timeout=timeout, check_same_thread=False, isolation_level=None)
     conn.row_factory = module.Row
     return cast(sqlite3.Connection, conn)
 
@@ -201,6 +205,10 @@ class ApiKeyStore:
         self._generation = -1
         with self._lock:
             self._conn.executescript(_SCHEMA)
+        #: The event loop's own connection for the cache-hit check (``find``): it never
+        #: waits for a lock (timeout 0), so the loop never blocks on the file. A memory
+        #: database exists on one connection only, and nothing else can lock it.
+        self._probe = self._conn if self.path == ":memory:" else _connect(self.path, 0.0)
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -247,8 +255,33 @@ class ApiKeyStore:
                 self._cache.popitem(last=False)
         return found
 
+    def _cached(self, digest: str) -> tuple[bool, ApiKeyRecord | None]:
+        """``(True, answer)`` from the cache, checked on the caller's thread, or ``_MISS``.
+
+        Every request is authenticated, and a cached key was most of the time one hop to
+        the store's thread and one back for a single-row read. This does that read here,
+        on a connection that never waits: if the lock is held, the file is busy or
+        anything else is amiss, it answers ``_MISS`` and ``find`` takes the thread path,
+        which waits properly (and raises what there is to raise)."""
+        if self._closed or not self._lock.acquire(blocking=False):
+            return _MISS
+        try:
+            try:
+                generation = self._probe.execute(_GENERATION).fetchone()[0]
+            except Exception:  # busy, locked, closed: the thread path decides
+                return _MISS
+            if generation != self._generation or digest not in self._cache:
+                return _MISS
+            self._cache.move_to_end(digest)
+            return True, self._cache[digest]
+        finally:
+            self._lock.release()
+
     async def find(self, raw_key: str) -> ApiKeyRecord | None:
         """The record of a raw key, revoked or not; ``None`` if no key has that value."""
+        hit, record = self._cached(key_digest(raw_key))
+        if hit:
+            return record
         return await self._run(self._find, raw_key)
 
     def _owned(self, owner: str, key_id: str) -> ApiKeyRecord:
@@ -380,4 +413,6 @@ class ApiKeyStore:
             self._closed = True
         self._executor.shutdown(wait=True)
         with self._lock:
+            if self._probe is not self._conn:
+                self._probe.close()
             self._conn.close()

@@ -76,11 +76,15 @@ def test_load_smoke_makes_and_answers_requests(tmp_path: Path) -> None:
     assert ceiling["requests_per_second"] > 0 and ceiling["non_2xx"] == 0
     assert ceiling["client"]["cpu_us_per_request"] > 0 and ceiling["one_process_max_rps"] > 0
     assert figures["client"]["cpu_seconds"] > 0 and figures["server_cpu_seconds"] > 0
+    per_request = figures["server_cpu_seconds"] / overall["requests"] * 1000
+    assert figures["server_cpu_ms_per_request"] == per_request
+    assert figures["workers_cpu_seconds"] is not None and figures["workers_cpu_seconds"] >= 0
     server = results["server"]
     assert server["exit_status"] == 0 and _gone(server["pid"]) and server["killed_for"] is None
     assert results["verdict"]["targets"] == {"requests_per_second": load.TARGET_RPS_NO_EMBEDDINGS}
     readme = (tmp_path / "README.md").read_text()
     assert "<!-- bench:load_no_embeddings -->" in readme and "harness ceiling" in readme
+    assert "server CPU per request" in readme
     assert (tmp_path / "results" / "load_no_embeddings.png").read_bytes().startswith(b"\x89PNG")
 
 

@@ -266,6 +266,20 @@ def test_query_cache_can_be_disabled() -> None:
     assert embedder.query_cache_info() == (0, 2, 0, 0)
 
 
+def test_cached_query_answers_only_from_the_cache() -> None:
+    embedder = HashingEmbedder(query_cache_size=2)
+    assert embedder.cached_query("new text") is None  # never computes
+    assert embedder.query_cache_info() == (0, 0, 2, 0)
+    computed = embedder.embed_query("new text")
+    cached = embedder.cached_query("new text")
+    assert cached is not None and cached is not computed
+    np.testing.assert_array_equal(cached, computed)
+    assert embedder.query_cache_info() == (1, 1, 2, 1)  # a hit, counted
+    cached[:] = 0.0  # a returned copy cannot poison the cache
+    np.testing.assert_array_equal(embedder.embed_query("new text"), computed)
+    assert HashingEmbedder(query_cache_size=0).cached_query("new text") is None
+
+
 def test_query_cache_is_per_instance() -> None:
     a, b = HashingEmbedder(), HashingEmbedder()
     a.embed_query("shared text")

@@ -9,11 +9,14 @@ executor filled with other work cannot delay it.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from backends.sqlite import SQLiteBackend
 from nams_local.server import ApiKeyStore, create_app
@@ -133,3 +136,61 @@ def test_rotate_and_revoke_reach_a_second_server_on_its_next_request(tmp_path: P
             assert answer.status_code == 401, answer.text
             assert "revoked" in answer.json()["error"]
         assert time.monotonic() - started < 20
+
+
+#: Holds an exclusive lock on the file given as argv[1] until its stdin closes (a real other
+#: process: SQLite's locks do not conflict between connections of one process's copies).
+_LOCK_HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+"""
+
+
+async def test_a_cached_key_never_blocks_the_event_loop_on_a_locked_file(
+    tmp_path: Path,
+) -> None:
+    """A cached key is checked on the event loop's thread; when another process holds the
+    file locked, that check must give way to the store's thread (which waits for the lock)
+    at once, never stall the loop, and answer again once the lock is gone."""
+    path = tmp_path / "keys.sqlite3"
+    store = ApiKeyStore(path)
+    try:
+        record = await store.create(
+            label="ci", scopes=["memory:read"], owner="o", workspace="w", workspace_id="w"
+        )
+        assert await store.find(record.key) == record  # cached from here on
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _LOCK_HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert holder.stdin is not None and holder.stdout is not None
+        try:
+            assert holder.stdout.readline().strip() == b"locked"
+            ticks = 0
+
+            async def tick() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+
+            ticker = asyncio.create_task(tick())
+            started = time.monotonic()
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(store.find(record.key), 0.5)
+            ticker.cancel()
+            await asyncio.gather(ticker, return_exceptions=True)
+            assert time.monotonic() - started < 5
+            assert ticks >= 10, f"the event loop stalled ({ticks} ticks in 0.5 s)"
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=10)
+            holder.stdout.close()
+        assert await asyncio.wait_for(store.find(record.key), 15) == record
+    finally:
+        store.close()

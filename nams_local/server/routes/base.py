@@ -10,7 +10,7 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from nams_local.errors import InvalidInputError
 
-from ..deps import current_caller
+from ..deps import documented_auth
 from ..strict_json import StrictJSONRoute
 
 __all__ = ["ENTITY_ID", "EXTENSION", "answers", "api_router"]
@@ -38,9 +38,10 @@ register_url_convertor("entity_id", EntityIdConvertor())
 ENTITY_ID = "{id:entity_id}"
 
 
-def _single_valued_query(request: Request) -> None:
+async def _single_valued_query(request: Request) -> None:
     """Every query parameter of the API takes one value: ``?type=a&type=b`` is a 400, not
-    a silent choice of one of them."""
+    a silent choice of one of them. (``async``: a plain ``def`` dependency costs a hop to a
+    worker thread per request.)"""
     names = [name for name, _ in request.query_params.multi_items()]
     if len(names) != len(set(names)):
         repeated = sorted({name for name in names if names.count(name) > 1})
@@ -67,5 +68,5 @@ def api_router(*, tags: list[str]) -> APIRouter:
         prefix="/v1",
         tags=list(tags),
         route_class=StrictJSONRoute,
-        dependencies=[Depends(current_caller), Depends(_single_valued_query)],
+        dependencies=[documented_auth, Depends(_single_valued_query)],
     )

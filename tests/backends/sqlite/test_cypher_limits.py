@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from backends.sqlite import SQLiteBackend
+from backends.sqlite import SQLiteBackend, cypher_worker
 from backends.sqlite.cypher_pool import CypherLimits
 from backends.sqlite.lanes import FairGate
 from nams_local.errors import (
@@ -124,6 +124,26 @@ async def test_cancelling_a_query_kills_its_worker_at_once(slow: SQLiteBackend) 
     # Bounded far below the 120 s time limit: only the cancellation can have stopped it.
     await _wait_for(lambda: _gone(pid), 5, f"worker {pid} to exit")
     assert (await slow.query(COUNT)).rows == [{"n": ENTITIES}]
+
+
+def _niceness(pid: int) -> int:
+    """The nice value of ``pid`` (field 19 of ``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[16])
+
+
+async def test_a_query_runs_at_a_lower_cpu_priority_than_the_server(
+    slow: SQLiteBackend,
+) -> None:
+    pool = slow.store.lanes.cypher
+    task = asyncio.create_task(slow.query(CARTESIAN))
+    try:
+        await _wait_for(lambda: bool(pool.busy_pids()), 60, "the query to reach a worker")
+        [pid] = pool.busy_pids()
+        assert _niceness(pid) == min(19, _niceness(os.getpid()) + cypher_worker.NICENESS)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 async def test_one_workspace_cannot_take_every_worker(slow: SQLiteBackend) -> None:
