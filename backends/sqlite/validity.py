@@ -64,8 +64,9 @@ class Fact:
 
 
 def _key(row: Row[Any]) -> str:
-    """Where an edge starts on the time line: its ``valid_from``, else when we learned it."""
-    return str(row.valid_from or row.created_at[:10])
+    """Where an edge starts on the time line: its ``valid_from``; an edge whose start
+    nobody stated sorts before every dated one (it held "since whenever")."""
+    return str(row.valid_from or "")
 
 
 def _same_pair(row: Row[Any], fact: Fact, symmetric: bool) -> bool:
@@ -113,22 +114,27 @@ def write_fact(ctx: Ctx, fact: Fact, rules: Supersession) -> tuple[str, list[str
         return _end(ctx, fact, same, same_open, stamp, follows)
     if same_open:
         return str(same_open[0].id), []
-    start = fact.valid_from or fact.said_on
+    start = fact.valid_from
     if fact.valid_until is not None or not fact.supersede or not rules.single(fact.type):
         return _insert(ctx, fact, start, fact.valid_until, None), []
-    at = start or stamp[:10]
+    # Undated, the change happened by the day it was said.
+    at = start or fact.said_on or stamp[:10]
     others = [row for row in rows if not _same_pair(row, fact, symmetric)]
     later = [row for row in others if _key(row) > at]
     following = min(later, key=_key) if later else None
     until = _key(following) if following is not None else None
+    # Every interval still running at ``at`` ends there: the subject moved on.
+    running = [
+        row
+        for row in others
+        if _key(row) <= at and (row.valid_until is None or row.valid_until > at)
+    ]
+    if running and start is None:
+        start = at  # it replaced something: it started when the old one stopped
     rel_id = _insert(ctx, fact, start, until, following.id if following is not None else None)
-    changed = [rel_id]
-    for row in others:
-        # Every interval still running at ``at`` ends there: the subject moved on.
-        if _key(row) <= at and (row.valid_until is None or row.valid_until > at):
-            _close(ctx, row.pk, at, stamp, rel_id)
-            changed.append(str(row.id))
-    return rel_id, changed
+    for row in running:
+        _close(ctx, row.pk, at, stamp, rel_id)
+    return rel_id, [rel_id, *(str(row.id) for row in running)]
 
 
 def _end(

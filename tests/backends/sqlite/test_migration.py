@@ -91,9 +91,10 @@ async def test_an_upgraded_file_supersedes_its_old_edges(v1_copy: Path) -> None:
 @pytest.fixture
 def failing_step(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The real upgrade step, then a failure before the upgrade can finish."""
+    real = migrations.STEPS[0]
 
     def then_fail(conn: Connection) -> None:
-        migrations.STEPS[0](conn)
+        real(conn)
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(migrations, "STEPS", (then_fail,))
