@@ -32,6 +32,7 @@ from .models import (
     ReasoningStep,
 )
 from .retrieval_terms import fallback_terms, query_tokens
+from .retrieval_time import asks_about_past, interval
 from .scope import Scope
 
 __all__ = [
@@ -69,11 +70,15 @@ class MemoryHit:
     source: MemorySource
     type: str
     score: float | None = None
+    #: A graph fact that no longer holds (shown with its interval, for a past question).
+    superseded: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"content": self.content, "source": self.source, "type": self.type}
         if self.score is not None:
             out["score"] = self.score
+        if self.superseded:
+            out["superseded"] = True
         return out
 
 
@@ -244,8 +249,9 @@ async def _cross_session(
 
 
 async def _graph_hits(
-    backend: MemoryBackend, lookups: _Lookups, entities: Sequence[Entity]
+    backend: MemoryBackend, lookups: _Lookups, entities: Sequence[Entity], query: str
 ) -> list[MemoryHit]:
+    past = asks_about_past(query)
     limit = lookups.options.graph_expansion_limit
     roots = [e for e in entities if e.id][:limit] if limit != 0 else []
 
@@ -269,11 +275,25 @@ async def _graph_hits(
         subject = (subject_source or "").strip()
         if not subject or detail is None:
             return []
-        triples = [
+        named = [
             r for r in detail.relationships if r.type.strip() and (r.target_name or "").strip()
-        ][:MAX_TRIPLES]
+        ]
+        # What holds now; what held once only for a question about the past, newest
+        # first and ahead of the present (it is what such a question is after).
+        current = [r for r in named if r.valid_until is None]
+        closed = sorted(
+            (r for r in named if r.valid_until is not None),
+            key=lambda r: r.valid_until or "",
+            reverse=True,
+        )
+        triples = ([*closed, *current] if past else current)[:MAX_TRIPLES]
         return [
-            MemoryHit(content=_triple(subject, r), source="graph", type=r.type.strip())
+            MemoryHit(
+                content=_triple(subject, r),
+                source="graph",
+                type=r.type.strip(),
+                superseded=r.valid_until is not None,
+            )
             for r in triples
         ]
 
@@ -286,9 +306,12 @@ def _triple(subject: str, rel: EntityRelationship) -> str:
     way it points (hosted NAMS sends no direction, so its edges print as outgoing, as
     the TypeScript provider prints them)."""
     other = (rel.target_name or "").strip()
+    label = rel.type.strip()
+    if rel.valid_until is not None:  # no longer holds: the interval goes with it
+        label = f"{label} {interval(rel.valid_from, rel.valid_until)}"
     if rel.direction == "incoming":
-        return f"({other})-[{rel.type.strip()}]->({subject})"
-    return f"({subject})-[{rel.type.strip()}]->({other})"
+        return f"({other})-[{label}]->({subject})"
+    return f"({subject})-[{label}]->({other})"
 
 
 def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:
@@ -334,7 +357,7 @@ async def retrieve_memories(
         _cross_session(backend, lookups, scope, conversation_id, query),
     )
     steps = found_steps or []
-    graph = await _graph_hits(backend, lookups, entities)
+    graph = await _graph_hits(backend, lookups, entities, query)
 
     seen: set[str] = set()
 

@@ -36,6 +36,7 @@ CapabilityName = Literal[
     "graph_neighbourhood",
     "vector_search",
     "cypher_query",
+    "relationship_validity",
 ]
 #: Statuses of ``GET /capabilities`` that mean "this server has no such route".
 _NO_PROBE_ROUTE = frozenset({404, 405, 501})
@@ -95,6 +96,7 @@ class HostedBase:
         self._server: ServerCapabilities | None = capabilities
         self._probe_lock = asyncio.Lock()
         self._metadata_warned = False
+        self._validity_warned = False
 
     # -- capabilities ----------------------------------------------------------------
     @property
@@ -147,6 +149,22 @@ class HostedBase:
         rejects unknown fields (since October 2026), so they are never sent there."""
         await self.probe_capabilities()
         return self.search_modes
+
+    async def _validity(self, asked: bool) -> bool:
+        """Whether validity arguments (``valid_from``, ``valid_until``, ``supersede``,
+        ``as_of``) may be sent: only to a server that stores them. Hosted NAMS cannot, so
+        they are dropped there, with one warning per client when a call asked for them."""
+        if (await self.probe_capabilities()).relationship_validity:
+            return True
+        if asked and not self._validity_warned:
+            self._validity_warned = True
+            logger.warning(
+                "[nams] the server at %s cannot store relationship validity (validFrom, "
+                "validUntil, supersede, asOf); it is ignored. Further occurrences are "
+                "suppressed.",
+                self.endpoint,
+            )
+        return False
 
     async def _message_metadata(self, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
         """``metadata`` if the server keeps it; else ``None`` and one warning per client."""

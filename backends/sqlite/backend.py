@@ -655,9 +655,7 @@ class SQLiteBackend(MemoryBackend):
         self, entity_id: str, depth: int = 1, as_of: str | None = None
     ) -> EntityGraph:
         check_limit(depth, name="depth", maximum=5)
-        return await self._run(
-            entities.neighbourhood, entity_id, depth, check_date(as_of, "as_of")
-        )
+        return await self._run(entities.neighbourhood, entity_id, depth, check_date(as_of, "as_of"))
 
     # -- legacy memory (bridge) --
     # Sessions, preferences, facts, task traces and tool stats (the original agent-memory

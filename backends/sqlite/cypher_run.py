@@ -56,7 +56,18 @@ NODE_COLUMNS = (
     "created_at",
     "updated_at",
 )
-EDGE_COLUMNS = ("id", "type", "confidence", "created_at")
+EDGE_COLUMNS = (
+    "id",
+    "type",
+    "confidence",
+    "created_at",
+    # Validity in time (``validity.py``); ``current`` is derived from ``valid_until``.
+    "valid_from",
+    "valid_until",
+    "superseded_by",
+    "invalidated_at",
+    "source_message_id",
+)
 
 #: A workspace's entity graph as raw rows (``cypher.load_projection``): per entity
 #: ``(pk, properties JSON, *NODE_COLUMNS)``, per relationship
@@ -103,6 +114,7 @@ def build_graph(projection: Projection) -> Any:
         source, target = id_by_pk.get(source_pk), id_by_pk.get(target_pk)
         if source is not None and target is not None:
             core = dict(zip(EDGE_COLUMNS, values, strict=True))
+            core["current"] = core["valid_until"] is None
             core["__labels__"] = {label_key(core["type"])}
             edges.append((source, target, core["id"], _flat(core, properties)))
     graph = nx.MultiDiGraph()

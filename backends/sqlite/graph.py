@@ -52,9 +52,7 @@ class EntityGraphMirror:
             id_by_pk[pk] = id_
             mirror.add_node(id_, name, type_, description)
         r = s.relationships
-        for rel in conn.execute(
-            select(r).where(r.c.workspace == workspace).order_by(r.c.pk)
-        ).all():
+        for rel in conn.execute(select(r).where(r.c.workspace == workspace).order_by(r.c.pk)).all():
             source, target = id_by_pk.get(rel.source_pk), id_by_pk.get(rel.target_pk)
             if source is not None and target is not None:
                 mirror.add_edge(

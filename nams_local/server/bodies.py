@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 from nams_local.backend import DEFAULT_SEARCH_LIMIT
 
 __all__ = [
+    "AS_OF",
     "AddMessageBody",
     "BulkMessagesBody",
     "CreateApiKeyBody",
@@ -26,6 +27,7 @@ __all__ = [
     "CreateRelationshipBody",
     "EntityFeedbackBody",
     "ExpandGraphBody",
+    "InvalidateRelationshipBody",
     "MergeEntitiesBody",
     "QueryBody",
     "RecordStepBody",
@@ -134,6 +136,21 @@ class CreateRelationshipBody(Body):
     type: str
     properties: dict[str, Any] | None = None
     confidence: float | None = None
+    #: Validity (``relationshipValidity``): ``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``.
+    valid_from: str | None = None
+    valid_until: str | None = None
+    #: ``false``: write as is, close no earlier edge of a single-valued type.
+    supersede: bool = True
+
+
+class InvalidateRelationshipBody(Body):
+    valid_until: str | None = None
+
+
+#: The ``asOf`` query parameter of graph reads.
+AS_OF = (
+    "nams-local extension: only relationships that held at this date (YYYY, YYYY-MM or YYYY-MM-DD)"
+)
 
 
 class UserMessageSearchBody(Body):

@@ -270,6 +270,7 @@ async def test_capabilities_exact_shape(alice: Api, vector_client: httpx.AsyncCl
         "graphNeighbourhood": True,
         "vectorSearch": False,
         "cypherQuery": True,
+        "relationshipValidity": True,
         "searchModes": True,
     }
     with_vectors = await Api(vector_client, "v").ok("GET", "/v1/capabilities")
@@ -335,6 +336,9 @@ async def test_relationship_extension_round_trip(alice: Api) -> None:
             "id": created["id"],
             "properties": {"since": 2020},
             "confidence": 0.8,
+            # Validity extension fields: current, since whenever, learned just now.
+            "current": True,
+            "recordedAt": created["recordedAt"],
         }
     ]
     incoming = (await alice.ok("GET", f"/v1/entities/{acme['id']}"))["relationships"]

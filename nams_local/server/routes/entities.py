@@ -12,6 +12,7 @@ from fastapi import Query
 from nams_local.errors import InvalidInputError
 
 from ..bodies import (
+    AS_OF,
     CreateEntityBody,
     EntityFeedbackBody,
     MergeEntitiesBody,
@@ -44,8 +45,11 @@ async def create_entity(body: CreateEntityBody, backend: Backend) -> dict[str, A
 
 
 @router.get("/entities/graph")
-async def get_graph(backend: Backend) -> dict[str, Any]:
-    return (await backend.get_graph()).to_wire()
+async def get_graph(
+    backend: Backend,
+    as_of: Annotated[str | None, Query(alias="asOf", description=AS_OF)] = None,
+) -> dict[str, Any]:
+    return (await backend.get_graph(as_of)).to_wire()
 
 
 @router.post("/entities/search")
