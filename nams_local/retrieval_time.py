@@ -16,10 +16,10 @@ __all__ = ["PAST_QUESTION", "asks_about_past", "interval"]
 
 #: Words of a question about earlier times.
 PAST_QUESTION = re.compile(
-    r"\b(?:before|used\s+to|previous(?:ly)?|formerly|former|in\s+the\s+past|earlier|prior|"
+    r"\b(?:before|used?\s+to|previous(?:ly)?|formerly|former|in\s+the\s+past|earlier|prior|"
     r"originally|ago|back\s+then|back\s+in|at\s+the\s+time|any\s?more|no\s+longer|history|"
     r"change[sd]?|moved?|moving|relocated?|left|quit|switched|"
-    r"(?:did|was|were|had)\s+(?:i|we|you|he|she|they|my|your)|"
+    r"did|(?:was|were|had)\s+(?:i|we|you|he|she|they|my|your)|"
     r"old|ex|until|since|when|how\s+long)\b"
     r"|\b(?:19|20)\d{2}\b",
     re.IGNORECASE,

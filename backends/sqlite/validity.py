@@ -103,7 +103,8 @@ def write_fact(ctx: Ctx, fact: Fact, rules: Supersession) -> tuple[str, list[str
     same = [row for row in rows if _same_pair(row, fact, symmetric)]
     same_open = [row for row in same if row.valid_until is None]
     stamp = now()
-    if fact.ended:
+    if fact.ended or (fact.valid_until is not None and fact.valid_from is None and same_open):
+        # An edge "held until X" that is open here: the statement that it ended.
         successors = [
             _key(row)
             for row in rows

@@ -80,6 +80,7 @@ DATE_PHRASE = re.compile(
     re.IGNORECASE,
 )
 
+_BARE_YEAR = re.compile(_YEAR)
 _SEASON_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 
 
@@ -102,6 +103,8 @@ def _nearest_past_month(anchor: date, month: int) -> str:
 
 def resolve_date(phrase: str, anchor: date) -> str | None:
     """The ISO date (as precise as ``phrase``) that ``phrase`` means when said on ``anchor``."""
+    if _BARE_YEAR.fullmatch(phrase.strip()):
+        return phrase.strip()  # a model's "2021"
     match = DATE_PHRASE.fullmatch(phrase.strip())
     if match is None:
         match = DATE_PHRASE.search(phrase)

@@ -191,9 +191,7 @@ async def test_moving_back_opens_a_new_interval(memory: SQLiteBackend) -> None:
         "I moved to Berlin in 2022.",
         "I moved back to Bangalore in 2025.",
     )
-    bangalore = sorted(
-        edges["Alex", "LIVES_IN", "Bangalore"], key=lambda e: e.valid_from or ""
-    )
+    bangalore = sorted(edges["Alex", "LIVES_IN", "Bangalore"], key=lambda e: e.valid_from or "")
     assert [(e.valid_from, e.valid_until) for e in bangalore] == [("2019", "2022"), ("2025", None)]
     (berlin,) = edges["Alex", "LIVES_IN", "Berlin"]
     assert (berlin.valid_from, berlin.valid_until) == ("2022", "2025")
