@@ -32,7 +32,7 @@ from .models import (
     ReasoningStep,
 )
 from .retrieval_terms import fallback_terms, query_tokens
-from .retrieval_time import asks_about_past, interval
+from .retrieval_time import about_user, asks_about_past, interval, type_relevance
 from .scope import Scope
 
 __all__ = [
@@ -249,11 +249,18 @@ async def _cross_session(
 
 
 async def _graph_hits(
-    backend: MemoryBackend, lookups: _Lookups, entities: Sequence[Entity], query: str
+    backend: MemoryBackend,
+    lookups: _Lookups,
+    entities: Sequence[Entity],
+    query: str,
+    user: Entity | None = None,
 ) -> list[MemoryHit]:
     past = asks_about_past(query)
     limit = lookups.options.graph_expansion_limit
     roots = [e for e in entities if e.id][:limit] if limit != 0 else []
+    if user is not None and limit != 0:
+        # The user's own facts first, the ones the question names ahead of the rest.
+        roots = [user, *(e for e in roots if e.id != user.id)]
 
     async def expand(root: Entity) -> list[MemoryHit]:
         async def details() -> EntityDetails:
@@ -280,10 +287,12 @@ async def _graph_hits(
         ]
         # What holds now; what held once only for a question about the past, newest
         # first and ahead of the present (it is what such a question is after).
+        if root is user:
+            named.sort(key=lambda r: -type_relevance(r.type, query))
         current = [r for r in named if r.valid_until is None]
         closed = sorted(
             (r for r in named if r.valid_until is not None),
-            key=lambda r: r.valid_until or "",
+            key=lambda r: (type_relevance(r.type, query), r.valid_until or ""),
             reverse=True,
         )
         triples = ([*closed, *current] if past else current)[:MAX_TRIPLES]
@@ -299,6 +308,20 @@ async def _graph_hits(
 
     expanded = await asyncio.gather(*(expand(root) for root in roots))
     return [hit for hits in expanded for hit in hits]
+
+
+async def _user_entity(backend: MemoryBackend, lookups: _Lookups, query: str) -> Entity | None:
+    """The user's own entity for a first-person question ("where do I live now?"), on a
+    backend whose relationships know time (the local engine: its user entity is described
+    as "the user (me)"). Other backends get no extra request: their traffic is unchanged."""
+    if not backend.capabilities.relationship_validity or not about_user(query):
+        return None
+
+    async def find() -> list[Entity]:
+        return _checked((await backend.search_entities("me", "person", 1)).items, Entity)
+
+    found = await lookups.call("searchEntities (the user) failed", find)
+    return found[0] if found else None
 
 
 def _triple(subject: str, rel: EntityRelationship) -> str:
@@ -357,7 +380,8 @@ async def retrieve_memories(
         _cross_session(backend, lookups, scope, conversation_id, query),
     )
     steps = found_steps or []
-    graph = await _graph_hits(backend, lookups, entities, query)
+    user = await _user_entity(backend, lookups, query)
+    graph = await _graph_hits(backend, lookups, entities, query, user)
 
     seen: set[str] = set()
 

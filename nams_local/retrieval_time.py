@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PAST_QUESTION", "asks_about_past", "interval"]
+__all__ = [
+    "FIRST_PERSON",
+    "PAST_QUESTION",
+    "about_user",
+    "asks_about_past",
+    "interval",
+    "type_relevance",
+]
 
 #: Words of a question about earlier times.
 PAST_QUESTION = re.compile(
@@ -38,3 +45,32 @@ def _month(value: str | None) -> str:
 def interval(valid_from: str | None, valid_until: str | None) -> str:
     """``2021-03..2026-10`` (month precision; ``?`` for a start nobody stated)."""
     return f"{_month(valid_from)}..{_month(valid_until)}"
+
+
+#: "I", "my", "me": a question about the user, whose own facts are the graph's first root.
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|me|my|mine|myself)\b", re.IGNORECASE)
+
+#: Query words (prefixes) that point at a relationship type, beyond the type's own words.
+_TYPE_HINTS: dict[str, tuple[str, ...]] = {
+    "LIVES_IN": ("live", "living", "home", "city", "move", "moving", "relocat", "resid", "based"),
+    "WORKS_AT": ("work", "job", "company", "employ", "office", "join", "quit", "career"),
+    "STUDIES_AT": ("stud", "school", "universit", "college"),
+    "MARRIED_TO": ("married", "wife", "husband", "spouse"),
+    "PARTNER_OF": ("partner", "girlfriend", "boyfriend"),
+    "USES": ("use", "tool", "editor"),
+}
+
+
+def about_user(query: str) -> bool:
+    """Whether ``query`` is in the first person (so the user's own facts matter)."""
+    return FIRST_PERSON.search(query) is not None
+
+
+def type_relevance(type_: str, query: str) -> int:
+    """How many words of ``query`` point at relationship type ``type_``."""
+    key = "_".join(type_.upper().replace("-", " ").split())
+    hints = _TYPE_HINTS.get(key, ()) + tuple(
+        word.lower() for word in key.split("_") if len(word) > 3
+    )
+    words = re.findall(r"[a-z]+", query.lower())
+    return sum(1 for word in words if any(word.startswith(h) for h in hints))

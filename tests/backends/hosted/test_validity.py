@@ -13,7 +13,7 @@ from .scripted_server import Reply, ScriptedServer
 WRITES_ONLY = {"relationshipWrites": True, "graphNeighbourhood": True}
 WITH_VALIDITY = {**WRITES_ONLY, "relationshipValidity": True}
 EDGE = {"id": "r1", "sourceId": "a", "targetId": "b", "type": "LIVES_IN"}
-GRAPH = {"nodes": [], "edges": []}
+GRAPH: dict[str, list[object]] = {"nodes": [], "edges": []}
 WARNING = "cannot store relationship validity"
 
 
