@@ -143,8 +143,17 @@ TRIGGERS: tuple[Trigger, ...] = (
         to_next=True,
     ),
     Trigger(
+        "switched_jobs",
+        r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing))\s+jobs\s+from\b",
+        "first",
+        _routes(organization="WORKS_AT", untyped="WORKS_AT:organization"),
+        words("switch switched switching changed changing"),
+        ends=True,
+        to_next=True,
+    ),
+    Trigger(
         "switched_from",
-        r"\b(?:switch(?:ed|ing)?|migrat(?:ed|ing)|chang(?:ed|ing))(?:\s+(?:over|jobs))?"
+        r"\b(?:switch(?:ed|ing)?|migrat(?:ed|ing)|chang(?:ed|ing))(?:\s+over)?"
         r"\s+from\b",
         "first",
         _routes(tool="USES", organization="WORKS_AT", location="LIVES_IN", untyped="USES:tool"),

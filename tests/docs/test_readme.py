@@ -34,3 +34,12 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
     assert "extracted (Alex)-[LIVES_IN]->(Bangalore)" in run.stdout
     assert "reused: True TechCorp" in run.stdout
     assert "[{'who': 'Alex', 'org': 'TechCorp'}]" in run.stdout
+    # Facts that change: the Bangalore -> Berlin story.
+    assert "Bangalore 2021-03 2026-10 False" in run.stdout
+    assert "Berlin 2026-10 None True" in run.stdout
+    assert "as of 2024: ['Bangalore']" in run.stdout
+    assert "Where do I live now? ['(Alex)-[LIVES_IN]->(Berlin)']" in run.stdout
+    assert (
+        "Where did I live before Berlin? ['(Alex)-[LIVES_IN 2021-03..2026-10]->(Bangalore)'"
+        in run.stdout
+    )
