@@ -433,6 +433,7 @@ def test_published_openapi_marks_the_extensions(app: FastAPI) -> None:
         ("GET", "/v1/capabilities"),
         ("POST", "/v1/relationships"),
         ("DELETE", "/v1/relationships/{id}"),
+        ("POST", "/v1/relationships/{id}/invalidate"),
         ("GET", "/v1/entities/by-name"),
         ("GET", "/v1/entities/{id}/neighbourhood"),
         ("POST", "/v1/users/{userId}/messages/search"),
