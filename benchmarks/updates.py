@@ -235,7 +235,6 @@ class Tally:
     examples: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        share = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
         return {
             "current_questions": self.current_asked,
             "current_presented_as_current": share(self.current_shown, self.current_asked),
@@ -244,6 +243,10 @@ class Tally:
             "past_found_with_interval": share(self.past_found, self.past_asked),
             "blocks_quoting_a_superseded_message": share(self.stale_message_blocks, self.blocks),
         }
+
+
+def share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
 
 
 def _month(value: str) -> str:
