@@ -115,6 +115,21 @@ def write_fact(ctx: Ctx, fact: Fact, rules: Supersession) -> tuple[str, list[str
         return _end(ctx, fact, same, same_open, stamp, follows)
     if same_open:
         return str(same_open[0].id), []
+    # "I left X" told before "I joined X in 2022": the closed edge gains its start.
+    undated = [
+        row
+        for row in same
+        if row.valid_from is None and fact.valid_from and row.valid_until > fact.valid_from
+    ]
+    if undated and fact.valid_from is not None:
+        row = undated[-1]
+        ctx.conn.execute(update(r).where(r.c.pk == row.pk).values(valid_from=fact.valid_from))
+        cut = []
+        if fact.supersede and rules.single(fact.type):
+            cut = _running(rows, fact, symmetric, fact.valid_from)
+            for other in cut:
+                _close(ctx, other.pk, fact.valid_from, stamp, str(row.id))
+        return str(row.id), [str(row.id), *(str(other.id) for other in cut)]
     start = fact.valid_from
     if fact.valid_until is not None or not fact.supersede or not rules.single(fact.type):
         return _insert(ctx, fact, start, fact.valid_until, None), []
@@ -125,17 +140,25 @@ def write_fact(ctx: Ctx, fact: Fact, rules: Supersession) -> tuple[str, list[str
     following = min(later, key=_key) if later else None
     until = _key(following) if following is not None else None
     # Every interval still running at ``at`` ends there: the subject moved on.
-    running = [
-        row
-        for row in others
-        if _key(row) <= at and (row.valid_until is None or row.valid_until > at)
-    ]
+    running = _running(rows, fact, symmetric, at)
     if running and start is None:
         start = at  # it replaced something: it started when the old one stopped
     rel_id = _insert(ctx, fact, start, until, following.id if following is not None else None)
     for row in running:
         _close(ctx, row.pk, at, stamp, rel_id)
     return rel_id, [rel_id, *(str(row.id) for row in running)]
+
+
+def _running(rows: Sequence[Row[Any]], fact: Fact, symmetric: bool, at: str) -> list[Row[Any]]:
+    """The subject's other edges still running at ``at`` (a closed edge whose start
+    nobody stated cannot be shown to run then)."""
+    return [
+        row
+        for row in rows
+        if not _same_pair(row, fact, symmetric)
+        and _key(row) <= at
+        and (row.valid_until is None or (row.valid_from is not None and row.valid_until > at))
+    ]
 
 
 def _end(

@@ -359,3 +359,21 @@ async def test_cypher_sees_validity_as_relationship_properties(memory: SQLiteBac
         {"place": "Bangalore", "since": "2021-03", "until": "2026-10", "current": False},
         {"place": "Berlin", "since": "2026-10", "until": None, "current": True},
     ]
+
+
+async def test_an_ending_told_first_gains_its_start_later(memory: SQLiteBackend) -> None:
+    """ "I no longer work at Globex; I joined Gringotts in April 2025" told before "In
+    August 2022 I joined Globex" and "Since September 2017 I work at Soylent": one Globex
+    edge, 2022-08..2025-04, and the earlier job does not cut it."""
+    edges = await _say(
+        memory,
+        "I no longer work at Globex; I joined Gringotts in April 2025.",
+        "Since September 2017 I work at Soylent.",
+        "In August 2022 I joined Globex.",
+    )
+    spans = {key[2]: [(e.valid_from, e.valid_until) for e in found] for key, found in edges.items()}
+    assert spans == {
+        "Globex": [("2022-08", "2025-04")],
+        "Gringotts": [("2025-04", None)],
+        "Soylent": [("2017-09", "2022-08")],
+    }
