@@ -86,6 +86,11 @@ class Capabilities:
     vector_search: bool = False
     #: ``query`` (read-only Cypher) works.
     cypher_query: bool = False
+    #: Relationships carry validity in time: ``add_relationship``'s ``valid_from`` /
+    #: ``valid_until`` / ``supersede`` are stored, ``as_of`` filters graph reads and
+    #: ``invalidate_relationship`` works. Without it those arguments are dropped (the
+    #: hosted client says so once) and ``invalidate_relationship`` is not supported.
+    relationship_validity: bool = False
 
 
 @runtime_checkable
@@ -192,7 +197,10 @@ class MemoryBackend(Protocol):
 
     async def merge_entities(self, source_id: str, target_id: str) -> MergeResult: ...
 
-    async def get_graph(self) -> EntityGraph: ...
+    async def get_graph(self, as_of: str | None = None) -> EntityGraph:
+        """``as_of`` (extension, capability ``relationship_validity``): only the edges
+        that held at that date (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``)."""
+        ...
 
     # -- reasoning -------------------------------------------------------------------
     async def record_step(
@@ -234,12 +242,26 @@ class MemoryBackend(Protocol):
         type: str,
         properties: dict[str, Any] | None = None,
         confidence: float | None = None,
+        *,
+        valid_from: str | None = None,
+        valid_until: str | None = None,
+        supersede: bool = True,
     ) -> Relationship:
-        """Capability ``relationship_writes``."""
+        """Capability ``relationship_writes``. With ``relationship_validity`` too, the edge
+        holds from ``valid_from`` (default: since whenever) until ``valid_until`` (default:
+        still holds), and a single-valued type closes the source's previous edge of that
+        type unless ``supersede`` is ``False``; an identical open edge is reused."""
         ...
 
     async def delete_relationship(self, relationship_id: str) -> None:
         """Capability ``relationship_writes``."""
+        ...
+
+    async def invalidate_relationship(
+        self, relationship_id: str, valid_until: str | None = None
+    ) -> Relationship:
+        """Capability ``relationship_validity``: the edge held until ``valid_until``
+        (default today) and holds no more; unlike delete, it stays for the past."""
         ...
 
     async def get_entity_by_name(self, name: str, type: str | None = None) -> Entity | None:
@@ -265,8 +287,11 @@ class MemoryBackend(Protocol):
         """
         ...
 
-    async def entity_neighbourhood(self, entity_id: str, depth: int = 1) -> EntityGraph:
-        """Capability ``graph_neighbourhood``: entities within ``depth`` hops, either way."""
+    async def entity_neighbourhood(
+        self, entity_id: str, depth: int = 1, as_of: str | None = None
+    ) -> EntityGraph:
+        """Capability ``graph_neighbourhood``: entities within ``depth`` hops, either way
+        (with ``as_of``, over the edges that held then)."""
         ...
 
     # -- lifecycle -------------------------------------------------------------------

@@ -15,6 +15,7 @@ from .retrieval import MemoryHit
 __all__ = [
     "GRAPH_NOTE",
     "HEADER",
+    "PAST_NOTE",
     "format_memory_block",
     "inject_memory_block",
     "last_user_index",
@@ -23,6 +24,11 @@ __all__ = [
 
 HEADER = "Relevant long-term memory about this user (use it to personalise your answer):"
 GRAPH_NOTE = "A [graph] line is a stored relationship, written (subject)-[RELATIONSHIP]->(object)."
+#: Added when a [graph] line carries an interval (a fact that no longer holds).
+PAST_NOTE = (
+    "A [graph] line written (subject)-[RELATIONSHIP from..until]->(object) held only in "
+    "that interval and is no longer true."
+)
 
 
 def format_memory_block(hits: Sequence[MemoryHit]) -> str:
@@ -34,6 +40,8 @@ def format_memory_block(hits: Sequence[MemoryHit]) -> str:
     block = "\n".join(lines)
     if any(hit.source == "graph" for hit in hits):
         block += "\n" + GRAPH_NOTE
+    if any(hit.source == "graph" and hit.superseded for hit in hits):
+        block += "\n" + PAST_NOTE
     return block
 
 

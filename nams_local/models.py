@@ -18,6 +18,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 __all__ = [
+    "EXTENSION_FIELD",
     "MESSAGE_ROLES",
     "Context",
     "Conversation",
@@ -53,6 +54,7 @@ __all__ = [
     "StepExplanation",
     "ToolCall",
     "ToolCallStatus",
+    "Validity",
 ]
 
 MessageRole = Literal["user", "assistant", "system"]
@@ -153,7 +155,37 @@ class Entity(NamsModel):
     merge_candidates: list[MergeCandidate] | None = None
 
 
-class EntityRelationship(NamsModel):
+#: JSON-schema mark of a field hosted NAMS lacks (the local engine's extensions).
+EXTENSION_FIELD: dict[str, Any] = {"x-nams-local-extension": True}
+
+
+def _ext(description: str) -> Any:
+    return Field(default=None, description=description, json_schema_extra=EXTENSION_FIELD)
+
+
+class Validity(NamsModel):
+    """When a relationship holds in the world and when we learned it (extension fields).
+
+    The local engine fills them (``backends/sqlite/validity.py``); hosted NAMS has no such
+    fields, so a model read from a hosted response leaves them all ``None`` and the hosted
+    client never sends them. Dates are ISO text as precise as what was said: ``"2021"``,
+    ``"2021-03"``, ``"2021-03-15"``.
+    """
+
+    valid_from: str | None = _ext(
+        "nams-local extension: holds from (world time); none: since whenever"
+    )
+    valid_until: str | None = _ext(
+        "nams-local extension: held until (world time); none: still holds"
+    )
+    current: bool | None = _ext("nams-local extension: true while the relationship still holds")
+    superseded_by: str | None = _ext("nams-local extension: the relationship that replaced it")
+    recorded_at: datetime | None = _ext("nams-local extension: when it was learned")
+    invalidated_at: datetime | None = _ext("nams-local extension: when it was closed")
+    source_message_id: str | None = _ext("nams-local extension: the message it was learned from")
+
+
+class EntityRelationship(Validity):
     """One edge as seen from an entity. Hosted NAMS sends ``relType``; the TS SDK ``type``."""
 
     type: str = Field(validation_alias=AliasChoices("type", "rel_type", "relType"))
@@ -174,7 +206,7 @@ class EntityDetails(Entity):
     relationships: list[EntityRelationship] = Field(default_factory=list)
 
 
-class Relationship(NamsModel):
+class Relationship(Validity):
     """A typed, directed edge between two entities (local extension: hosted has no route)."""
 
     id: str
@@ -201,6 +233,11 @@ class EntityMention(NamsModel):
 class EntityHistory(NamsModel):
     entity_id: str
     mentions: list[EntityMention] = Field(default_factory=list)
+    #: Extension: the entity's relationships as they were learned and closed, oldest
+    #: change first ("when did you learn this?"); ``None`` from hosted NAMS.
+    changes: list[EntityRelationship] | None = Field(
+        default=None, json_schema_extra=EXTENSION_FIELD
+    )
 
 
 class MergeResult(NamsModel):
@@ -221,7 +258,7 @@ class GraphNode(NamsModel):
     description: str | None = None
 
 
-class GraphEdge(NamsModel):
+class GraphEdge(Validity):
     id: str
     source: str
     target: str

@@ -32,6 +32,7 @@ from .models import (
     ReasoningStep,
 )
 from .retrieval_terms import fallback_terms, query_tokens
+from .retrieval_time import about_user, asks_about_past, interval, type_relevance
 from .scope import Scope
 
 __all__ = [
@@ -69,11 +70,15 @@ class MemoryHit:
     source: MemorySource
     type: str
     score: float | None = None
+    #: A graph fact that no longer holds (shown with its interval, for a past question).
+    superseded: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"content": self.content, "source": self.source, "type": self.type}
         if self.score is not None:
             out["score"] = self.score
+        if self.superseded:
+            out["superseded"] = True
         return out
 
 
@@ -244,10 +249,18 @@ async def _cross_session(
 
 
 async def _graph_hits(
-    backend: MemoryBackend, lookups: _Lookups, entities: Sequence[Entity]
+    backend: MemoryBackend,
+    lookups: _Lookups,
+    entities: Sequence[Entity],
+    query: str,
+    user: Entity | None = None,
 ) -> list[MemoryHit]:
+    past = asks_about_past(query)
     limit = lookups.options.graph_expansion_limit
     roots = [e for e in entities if e.id][:limit] if limit != 0 else []
+    if user is not None and limit != 0:
+        # The user's own facts first, the ones the question names ahead of the rest.
+        roots = [user, *(e for e in roots if e.id != user.id)]
 
     async def expand(root: Entity) -> list[MemoryHit]:
         async def details() -> EntityDetails:
@@ -269,11 +282,27 @@ async def _graph_hits(
         subject = (subject_source or "").strip()
         if not subject or detail is None:
             return []
-        triples = [
+        named = [
             r for r in detail.relationships if r.type.strip() and (r.target_name or "").strip()
-        ][:MAX_TRIPLES]
+        ]
+        # What holds now; what held once only for a question about the past, newest
+        # first and ahead of the present (it is what such a question is after).
+        if root is user:
+            named.sort(key=lambda r: -type_relevance(r.type, query))
+        current = [r for r in named if r.valid_until is None]
+        closed = sorted(
+            (r for r in named if r.valid_until is not None),
+            key=lambda r: (type_relevance(r.type, query), r.valid_until or ""),
+            reverse=True,
+        )
+        triples = ([*closed, *current] if past else current)[:MAX_TRIPLES]
         return [
-            MemoryHit(content=_triple(subject, r), source="graph", type=r.type.strip())
+            MemoryHit(
+                content=_triple(subject, r),
+                source="graph",
+                type=r.type.strip(),
+                superseded=r.valid_until is not None,
+            )
             for r in triples
         ]
 
@@ -281,14 +310,31 @@ async def _graph_hits(
     return [hit for hits in expanded for hit in hits]
 
 
+async def _user_entity(backend: MemoryBackend, lookups: _Lookups, query: str) -> Entity | None:
+    """The user's own entity for a first-person question ("where do I live now?"), on a
+    backend whose relationships know time (the local engine: its user entity is described
+    as "the user (me)"). Other backends get no extra request: their traffic is unchanged."""
+    if not backend.capabilities.relationship_validity or not about_user(query):
+        return None
+
+    async def find() -> list[Entity]:
+        return _checked((await backend.search_entities("me", "person", 1)).items, Entity)
+
+    found = await lookups.call("searchEntities (the user) failed", find)
+    return found[0] if found else None
+
+
 def _triple(subject: str, rel: EntityRelationship) -> str:
     """``(subject)-[TYPE]->(other)``; an edge the backend marks ``incoming`` is written the
     way it points (hosted NAMS sends no direction, so its edges print as outgoing, as
     the TypeScript provider prints them)."""
     other = (rel.target_name or "").strip()
+    label = rel.type.strip()
+    if rel.valid_until is not None:  # no longer holds: the interval goes with it
+        label = f"{label} {interval(rel.valid_from, rel.valid_until)}"
     if rel.direction == "incoming":
-        return f"({other})-[{rel.type.strip()}]->({subject})"
-    return f"({subject})-[{rel.type.strip()}]->({other})"
+        return f"({other})-[{label}]->({subject})"
+    return f"({subject})-[{label}]->({other})"
 
 
 def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:
@@ -334,7 +380,8 @@ async def retrieve_memories(
         _cross_session(backend, lookups, scope, conversation_id, query),
     )
     steps = found_steps or []
-    graph = await _graph_hits(backend, lookups, entities)
+    user = await _user_entity(backend, lookups, query)
+    graph = await _graph_hits(backend, lookups, entities, query, user)
 
     seen: set[str] = set()
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime
 from typing import Any
 
 from .backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT
@@ -19,6 +21,7 @@ __all__ = [
     "MAX_DURATION_MS",
     "MAX_ENTITY_NAME_CHARS",
     "MAX_JSON_DEPTH",
+    "check_date",
     "check_entity_name",
     "check_json_depth",
     "check_limit",
@@ -183,3 +186,33 @@ def check_mode(mode: str | None) -> SearchMode | None:
     if mode is None or mode in ("text", "vector", "hybrid"):
         return mode  # type: ignore[return-value]
     raise InvalidInputError(f"search mode must be text, vector or hybrid, got {mode!r}")
+
+
+#: A date as precise as it was stated: ``2021``, ``2021-03`` or ``2021-03-15``.
+_PARTIAL_DATE = re.compile(r"\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)?")
+
+
+def check_date(value: str | None, name: str) -> str | None:
+    """A validity date (``validFrom``, ``validUntil``, ``asOf``): ``YYYY``, ``YYYY-MM``,
+    ``YYYY-MM-DD`` or an ISO-8601 date-time (its UTC day is kept). Returned normalised."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 40:
+        raise InvalidInputError(f"{name} must be a date such as 2021, 2021-03 or 2021-03-15")
+    text = value.strip()
+    if _PARTIAL_DATE.fullmatch(text):
+        if len(text) == 10:
+            try:
+                date.fromisoformat(text)
+            except ValueError:
+                raise InvalidInputError(f"{name} is not a calendar date: {value!r}") from None
+        return text
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInputError(
+            f"{name} must be a date such as 2021, 2021-03 or 2021-03-15, got {value!r}"
+        ) from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.date().isoformat()

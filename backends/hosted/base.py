@@ -38,6 +38,7 @@ CapabilityName = Literal[
     "graph_neighbourhood",
     "vector_search",
     "cypher_query",
+    "relationship_validity",
 ]
 #: Statuses of ``GET /capabilities`` that mean "this server has no such route".
 _NO_PROBE_ROUTE = frozenset({404, 405, 501})
@@ -97,6 +98,7 @@ class HostedBase:
         self._server: ServerCapabilities | None = capabilities
         self._probe_lock = asyncio.Lock()
         self._metadata_warned = False
+        self._validity_warned = False
 
     # -- capabilities ----------------------------------------------------------------
     @property
@@ -173,6 +175,22 @@ class HostedBase:
         if scalars and not await self._extension_fields():
             check_string_map(metadata, "conversation metadata")
         return dict(metadata)
+
+    async def _validity(self, asked: bool) -> bool:
+        """Whether validity arguments (``valid_from``, ``valid_until``, ``supersede``,
+        ``as_of``) may be sent: only to a server that stores them. Hosted NAMS cannot, so
+        they are dropped there, with one warning per client when a call asked for them."""
+        if (await self.probe_capabilities()).relationship_validity:
+            return True
+        if asked and not self._validity_warned:
+            self._validity_warned = True
+            logger.warning(
+                "[nams] the server at %s cannot store relationship validity (validFrom, "
+                "validUntil, supersede, asOf); it is ignored. Further occurrences are "
+                "suppressed.",
+                self.endpoint,
+            )
+        return False
 
     async def _message_metadata(self, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
         """``metadata`` if the server keeps it; else ``None`` and one warning per client."""

@@ -27,6 +27,7 @@ _FIELDS = {
     "graphNeighbourhood": "graph_neighbourhood",
     "vectorSearch": "vector_search",
     "cypherQuery": "cypher_query",
+    "relationshipValidity": "relationship_validity",
 }
 
 

@@ -15,6 +15,7 @@ from nams_local.models import (
     SearchResult,
 )
 from nams_local.validation import (
+    check_date,
     check_entity_name,
     check_limit,
     check_mode,
@@ -116,5 +117,10 @@ class EntityRoutes(HostedBase):
         )
         return lenient(MergeResult, body, source_id=source_id, target_id=target_id)
 
-    async def get_graph(self) -> EntityGraph:
+    async def get_graph(self, as_of: str | None = None) -> EntityGraph:
+        as_of = check_date(as_of, "as_of")
+        # ``asOf`` is an extension: never sent to hosted NAMS (it is dropped, said once).
+        if as_of is not None and await self._validity(True):
+            params = {"asOf": as_of}
+            return read_graph(await self._rest.call("GET", "/entities/graph", params=params))
         return read_graph(await self._rest.call("GET", "/entities/graph"))

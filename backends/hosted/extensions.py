@@ -11,7 +11,7 @@ from typing import Any
 
 from nams_local.errors import InvalidInputError, NotFoundError
 from nams_local.models import ConversationSearchHits, Entity, EntityGraph, Relationship
-from nams_local.validation import check_limit, check_query, check_required
+from nams_local.validation import check_date, check_limit, check_query, check_required
 
 from .base import HostedBase
 from .parse import envelope, lenient
@@ -31,11 +31,23 @@ class ExtensionRoutes(HostedBase):
         type: str,
         properties: dict[str, Any] | None = None,
         confidence: float | None = None,
+        *,
+        valid_from: str | None = None,
+        valid_until: str | None = None,
+        supersede: bool = True,
     ) -> Relationship:
         await self._require("relationship_writes", "add_relationship")
         type = check_required(type, "type")
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             raise InvalidInputError("confidence must be from 0 to 1")
+        valid_from = check_date(valid_from, "valid_from")
+        valid_until = check_date(valid_until, "valid_until")
+        asked = valid_from is not None or valid_until is not None or not supersede
+        validity: dict[str, Any] = {}
+        if await self._validity(asked):
+            validity = {"validFrom": valid_from, "validUntil": valid_until}
+            if not supersede:
+                validity["supersede"] = False
         sent = compact(
             {
                 "source_id": source_id,
@@ -55,10 +67,23 @@ class ExtensionRoutes(HostedBase):
                     "type": type,
                     "properties": properties,
                     "confidence": confidence,
+                    **validity,
                 }
             ),
         )
         return lenient(Relationship, body, **sent)
+
+    async def invalidate_relationship(
+        self, relationship_id: str, valid_until: str | None = None
+    ) -> Relationship:
+        await self._require("relationship_validity", "invalidate_relationship")
+        valid_until = check_date(valid_until, "valid_until")
+        body = await self._rest.call(
+            "POST",
+            f"/relationships/{segment(relationship_id)}/invalidate",
+            body=compact({"validUntil": valid_until}),
+        )
+        return lenient(Relationship, body)
 
     async def delete_relationship(self, relationship_id: str) -> None:
         await self._require("relationship_writes", "delete_relationship")
@@ -108,10 +133,16 @@ class ExtensionRoutes(HostedBase):
             for raw in envelope(body, "conversations")
         ]
 
-    async def entity_neighbourhood(self, entity_id: str, depth: int = 1) -> EntityGraph:
+    async def entity_neighbourhood(
+        self, entity_id: str, depth: int = 1, as_of: str | None = None
+    ) -> EntityGraph:
         await self._require("graph_neighbourhood", "entity_neighbourhood")
         check_limit(depth, name="depth", maximum=MAX_NEIGHBOURHOOD_DEPTH)
+        as_of = check_date(as_of, "as_of")
+        params: dict[str, Any] = {"depth": depth}
+        if as_of is not None and await self._validity(True):
+            params["asOf"] = as_of
         body = await self._rest.call(
-            "GET", f"/entities/{segment(entity_id)}/neighbourhood", params={"depth": depth}
+            "GET", f"/entities/{segment(entity_id)}/neighbourhood", params=params
         )
         return read_graph(body)

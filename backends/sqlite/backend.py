@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
@@ -60,6 +60,7 @@ from nams_local.models import (
     ToolCallStatus,
 )
 from nams_local.validation import (
+    check_date,
     check_entity_name,
     check_json_depth,
     check_limit,
@@ -96,6 +97,7 @@ from .pipeline import (
 from .resolution import DEFAULT_CANDIDATE_THRESHOLD, Resolution
 from .search import DEFAULT_HYBRID_WEIGHT
 from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text, message_partition
+from .validity_rules import Supersession
 from .vector_lane import conversation_key, partition_key
 from .vectors import Vector, Vectors
 
@@ -140,6 +142,11 @@ class SQLiteBackend(MemoryBackend):
             concurrency and queue): a ``cypher_pool.CypherLimits`` or a mapping of its
             fields; ``cypher_timeout``, if given too, replaces its timeout. Shared by every
             workspace of the store.
+        single_valued_types: relationship types a subject holds one of at a time (a new
+            one closes the previous; see ``validity.py``); default
+            ``validity_rules.DEFAULT_SINGLE_VALUED`` (lives in, works at, married to …).
+        supersession: ``False`` never closes an edge on write (every fact stays current,
+            as before relationships had validity); edges still record their dates.
     """
 
     def __init__(
@@ -162,6 +169,8 @@ class SQLiteBackend(MemoryBackend):
         merge_candidate_threshold: float = DEFAULT_CANDIDATE_THRESHOLD,
         cypher_timeout: float | None = None,
         cypher_limits: CypherLimits | Mapping[str, Any] | None = None,
+        single_valued_types: Iterable[str] | None = None,
+        supersession: bool = True,
         _store: SQLiteStore | None = None,
     ) -> None:
         check_required(workspace, "workspace")
@@ -189,6 +198,7 @@ class SQLiteBackend(MemoryBackend):
                 driver=driver,
                 resolution=resolution,
                 lanes=Lanes(cypher=limits),
+                supersession=Supersession.of(single_valued_types, supersession),
             )
             self._owns_store = True
         else:
@@ -227,6 +237,7 @@ class SQLiteBackend(MemoryBackend):
         )
         self._capabilities = Capabilities(
             relationship_writes=True,
+            relationship_validity=True,
             entity_by_name=True,
             user_message_search=True,
             graph_neighbourhood=True,
@@ -583,8 +594,8 @@ class SQLiteBackend(MemoryBackend):
         check_required(target_id, "target_id")
         return await self._run(entities.merge_entities, source_id, target_id)
 
-    async def get_graph(self) -> EntityGraph:
-        return await self._run(entities.get_graph)
+    async def get_graph(self, as_of: str | None = None) -> EntityGraph:
+        return await self._run(entities.get_graph, check_date(as_of, "as_of"))
 
     # -- reasoning -------------------------------------------------------------------
     async def record_step(
@@ -656,17 +667,36 @@ class SQLiteBackend(MemoryBackend):
         type: str,
         properties: dict[str, Any] | None = None,
         confidence: float | None = None,
+        *,
+        valid_from: str | None = None,
+        valid_until: str | None = None,
+        supersede: bool = True,
     ) -> Relationship:
         type = check_required(type, "type")
         check_metadata(properties, "properties")
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             raise InvalidInputError("confidence must be from 0 to 1")
         return await self._run(
-            entities.add_relationship, source_id, target_id, type, properties, confidence
+            entities.add_relationship,
+            source_id,
+            target_id,
+            type,
+            properties,
+            confidence,
+            valid_from=check_date(valid_from, "valid_from"),
+            valid_until=check_date(valid_until, "valid_until"),
+            supersede=bool(supersede),
         )
 
     async def delete_relationship(self, relationship_id: str) -> None:
         await self._run(entities.delete_relationship, relationship_id)
+
+    async def invalidate_relationship(
+        self, relationship_id: str, valid_until: str | None = None
+    ) -> Relationship:
+        check_required(relationship_id, "relationship_id")
+        until = check_date(valid_until, "valid_until")
+        return await self._run(entities.invalidate_relationship, relationship_id, until)
 
     async def get_entity_by_name(self, name: str, type: str | None = None) -> Entity | None:
         check_required(name, "name")
@@ -703,9 +733,11 @@ class SQLiteBackend(MemoryBackend):
             self.hybrid_weight,
         )
 
-    async def entity_neighbourhood(self, entity_id: str, depth: int = 1) -> EntityGraph:
+    async def entity_neighbourhood(
+        self, entity_id: str, depth: int = 1, as_of: str | None = None
+    ) -> EntityGraph:
         check_limit(depth, name="depth", maximum=5)
-        return await self._run(entities.neighbourhood, entity_id, depth)
+        return await self._run(entities.neighbourhood, entity_id, depth, check_date(as_of, "as_of"))
 
     async def reset_workspace(self) -> None:
         """Delete everything this workspace holds, in one transaction; other workspaces of

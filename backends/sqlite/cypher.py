@@ -51,6 +51,8 @@ _ENTITY: tuple[str, ...] = (
 )
 _RELATIONSHIP: tuple[str, ...] = (
     *("source_pk", "target_pk", "id", "type", "properties", "confidence", "created_at"),
+    # Validity in time (``validity.py``); the graph derives ``current`` from valid_until.
+    *("valid_from", "valid_until", "superseded_by", "invalidated_at", "source_message_id"),
 )
 _CONVERSATION: tuple[str, ...] = (
     *("pk", "id", "user_id", "metadata", "message_count", "created_at", "updated_at"),

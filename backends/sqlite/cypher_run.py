@@ -45,7 +45,8 @@ class Projection(NamedTuple):
     #: ``(pk, id, name, type, description, properties, confidence, user_score,
     #: confirmed, source_stage, created_at, updated_at, merged_into_pk)``
     entities: list[tuple[Any, ...]]
-    #: ``(source_pk, target_pk, id, type, properties, confidence, created_at)``
+    #: ``(source_pk, target_pk, id, type, properties, confidence, created_at, valid_from,
+    #: valid_until, superseded_by, invalidated_at, source_message_id)``
     relationships: list[tuple[Any, ...]]
     #: ``(pk, id, user_id, metadata, message_count, created_at, updated_at)``
     conversations: list[tuple[Any, ...]]
@@ -150,6 +151,11 @@ def _relationship_edges(
         properties,
         confidence,
         created,
+        valid_from,
+        valid_until,
+        superseded_by,
+        invalidated_at,
+        source_message_id,
     ) in projection.relationships:
         source, target = id_by_pk.get(source_pk), id_by_pk.get(target_pk)
         if source is None or target is None:
@@ -163,6 +169,12 @@ def _relationship_edges(
                 "type": type_,
                 "confidence": confidence,
                 "created_at": created,
+                "valid_from": valid_from,
+                "valid_until": valid_until,
+                "current": valid_until is None,
+                "superseded_by": superseded_by,
+                "invalidated_at": invalidated_at,
+                "source_message_id": source_message_id,
             }
         )
         stored = _stored(properties)

@@ -9,6 +9,7 @@ entity merged into A, when A is merged into B, points at B.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Row, and_, delete, func, insert, or_, select, text, update
@@ -28,15 +29,17 @@ from nams_local.models import (
     Relationship,
     SearchMode,
     SearchResult,
+    Validity,
 )
 
 from . import entity_keys
 from . import schema as s
-from .edge_identity import identical_edge, reuse_edge
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
 from .store import Ctx, entity_text
 from .text import entity_scope, match_query, phrase_query, scope_token
+from .validity import Fact, invalidate, write_fact
+from .validity_rules import edge_validity
 from .vectors import Vector, Vectors
 
 __all__ = [
@@ -51,6 +54,7 @@ __all__ = [
     "get_entity_by_name",
     "get_graph",
     "get_history",
+    "invalidate_relationship",
     "list_entities",
     "merge_candidates",
     "merge_entities",
@@ -235,6 +239,7 @@ def _relationships_of(ctx: Ctx, pk: int) -> list[EntityRelationship]:
                 id=row.id,
                 properties=loads(row.properties),
                 confidence=row.confidence,
+                **edge_validity(row),
             )
             for row in rows
         )
@@ -366,8 +371,13 @@ def get_history(ctx: Ctx, entity_id: str) -> EntityHistory:
             text("SELECT rowid FROM messages_fts WHERE messages_fts MATCH :q"), {"q": match}
         ):
             matched.setdefault(int(pk), name)
+    # "When did you learn this?": each relationship as learned, and closed if it was.
+    changes = sorted(
+        _relationships_of(ctx, row.pk),
+        key=lambda rel: (rel.recorded_at or datetime.min.replace(tzinfo=UTC), rel.id or ""),
+    )
     if not matched:
-        return EntityHistory(entity_id=row.id, mentions=[])
+        return EntityHistory(entity_id=row.id, mentions=[], changes=changes)
     rows = conn.execute(
         select(m.c.pk, m.c.id, m.c.role, m.c.content, m.c.created_at, c.c.id.label("conv_id"))
         .join(c, c.c.pk == m.c.conversation_pk)
@@ -385,7 +395,7 @@ def get_history(ctx: Ctx, entity_id: str) -> EntityHistory:
         )
         for x in rows
     ]
-    return EntityHistory(entity_id=row.id, mentions=mentions)
+    return EntityHistory(entity_id=row.id, mentions=mentions, changes=changes)
 
 
 def _active(ctx: Ctx, entity_id: str, role: str) -> Row[Any]:
@@ -443,13 +453,15 @@ def merge_entities(ctx: Ctx, source_id: str, target_id: str) -> MergeResult:
     return MergeResult(status="merged", source_id=source.id, target_id=target.id)
 
 
-def get_graph(ctx: Ctx) -> EntityGraph:
-    return ctx.store.graph(ctx.workspace).view()
+def get_graph(ctx: Ctx, as_of: str | None = None) -> EntityGraph:
+    """Every live entity and relationship; with ``as_of``, only the edges that held then."""
+    mirror = ctx.store.graph(ctx.workspace)
+    return mirror.view(mirror.at(as_of))
 
 
-def neighbourhood(ctx: Ctx, entity_id: str, depth: int) -> EntityGraph:
+def neighbourhood(ctx: Ctx, entity_id: str, depth: int, as_of: str | None = None) -> EntityGraph:
     row = _active(ctx, entity_id, "the")  # a merged entity has no neighbourhood
-    return ctx.store.graph(ctx.workspace).neighbourhood(row.id, depth)
+    return ctx.store.graph(ctx.workspace).neighbourhood(row.id, depth, as_of)
 
 
 def _insert_relationship(
@@ -483,25 +495,75 @@ def add_relationship(
     type_: str,
     properties: dict[str, Any] | None,
     confidence: float | None,
+    *,
+    valid_from: str | None = None,
+    valid_until: str | None = None,
+    supersede: bool = True,
+    ended: bool = False,
+    source_message_id: str | None = None,
+    said_on: str | None = None,
 ) -> Relationship:
+    """Write a relationship by the validity rules (``validity.py``): an identical open
+    edge is reused, a single-valued type closes the subject's previous edge (unless
+    ``supersede`` is off), an ``ended`` fact closes the edge it names."""
     source = _active(ctx, source_id, "source")
     target = _active(ctx, target_id, "target")
-    props = properties or {}
-    same = identical_edge(ctx, source.pk, target.pk, type_)
-    if same is not None:
-        return reuse_edge(ctx, same, source.id, target.id, props, confidence)
-    rel_id = _insert_relationship(ctx, source.pk, target.pk, type_, props, confidence)
-    ctx.store.graph(ctx.workspace).add_edge(rel_id, source.id, target.id, type_, props, confidence)
-    row = ctx.conn.execute(select(r).where(r.c.id == rel_id)).one()
-    return Relationship(
-        id=rel_id,
-        source_id=source.id,
-        target_id=target.id,
-        type=type_,
-        properties=props,
-        confidence=confidence,
-        created_at=when(row.created_at),
+    fact = Fact(
+        source.pk,
+        target.pk,
+        type_,
+        properties or {},
+        confidence,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        ended=ended,
+        supersede=supersede,
+        source_message_id=source_message_id,
+        said_on=said_on,
     )
+    rel_id, changed = write_fact(ctx, fact, ctx.store.supersession)
+    _mirror_edges(ctx, {rel_id, *changed})
+    return _relationship(ctx, rel_id)
+
+
+def _relationship(ctx: Ctx, rel_id: str) -> Relationship:
+    src, dst = aliased(e), aliased(e)
+    row = ctx.conn.execute(
+        select(r, src.c.id.label("s_id"), dst.c.id.label("t_id"))
+        .join(src, src.c.pk == r.c.source_pk)
+        .join(dst, dst.c.pk == r.c.target_pk)
+        .where(r.c.id == rel_id)
+    ).one()
+    return Relationship(
+        id=row.id,
+        source_id=row.s_id,
+        target_id=row.t_id,
+        type=row.type,
+        properties=loads(row.properties),
+        confidence=row.confidence,
+        created_at=when(row.created_at),
+        **edge_validity(row),
+    )
+
+
+def _mirror_edges(ctx: Ctx, rel_ids: set[str]) -> None:
+    """Bring the graph mirror's copies of these edges up to date (new or closed)."""
+    mirror = ctx.store.graph(ctx.workspace)
+    for rel_id in rel_ids:
+        rel = _relationship(ctx, rel_id)
+        validity = {k: getattr(rel, k) for k in Validity.model_fields}
+        mirror.add_edge(
+            rel.id, rel.source_id, rel.target_id, rel.type, rel.properties, rel.confidence, validity
+        )
+
+
+def invalidate_relationship(
+    ctx: Ctx, relationship_id: str, valid_until: str | None
+) -> Relationship:
+    """Close the edge: it held until ``valid_until`` (default today). Never deletes."""
+    invalidate(ctx, relationship_id, valid_until)
+    _mirror_edges(ctx, {relationship_id})
+    return _relationship(ctx, relationship_id)
 
 
 def delete_relationship(ctx: Ctx, relationship_id: str) -> None:

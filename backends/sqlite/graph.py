@@ -19,6 +19,7 @@ from nams_local.models import EntityGraph, GraphEdge, GraphNode
 from . import schema as s
 from .resolution import Resolution
 from .rows import loads
+from .validity_rules import edge_validity, holds_at
 
 __all__ = ["EntityGraphMirror"]
 
@@ -51,15 +52,17 @@ class EntityGraphMirror:
             id_by_pk[pk] = id_
             mirror.add_node(id_, name, type_, description)
         r = s.relationships
-        for rel in conn.execute(
-            select(r.c.id, r.c.source_pk, r.c.target_pk, r.c.type, r.c.properties, r.c.confidence)
-            .where(r.c.workspace == workspace)
-            .order_by(r.c.pk)
-        ).all():
+        for rel in conn.execute(select(r).where(r.c.workspace == workspace).order_by(r.c.pk)).all():
             source, target = id_by_pk.get(rel.source_pk), id_by_pk.get(rel.target_pk)
             if source is not None and target is not None:
                 mirror.add_edge(
-                    rel.id, source, target, rel.type, loads(rel.properties), rel.confidence
+                    rel.id,
+                    source,
+                    target,
+                    rel.type,
+                    loads(rel.properties),
+                    rel.confidence,
+                    edge_validity(rel),
                 )
         return mirror
 
@@ -112,9 +115,17 @@ class EntityGraphMirror:
         type_: str,
         properties: dict[str, Any],
         confidence: float | None,
+        validity: dict[str, Any] | None = None,
     ) -> None:
+        """Add an edge, or update it (same id: its validity changed)."""
         self.graph.add_edge(
-            source, target, key=id_, type=type_, properties=properties, confidence=confidence
+            source,
+            target,
+            key=id_,
+            type=type_,
+            properties=properties,
+            confidence=confidence,
+            validity=validity or {},
         )
 
     def remove_edge(self, id_: str) -> None:
@@ -122,6 +133,17 @@ class EntityGraphMirror:
             if key == id_:
                 self.graph.remove_edge(u, v, key=key)
                 return
+
+    def at(self, as_of: str | None) -> Any:
+        """The graph, or (with ``as_of``) a view of only the edges that held then."""
+        if as_of is None:
+            return self.graph
+
+        def held(u: str, v: str, key: str) -> bool:
+            validity = self.graph.edges[u, v, key]["validity"]
+            return holds_at(validity.get("valid_from"), validity.get("valid_until"), as_of)
+
+        return nx.subgraph_view(self.graph, filter_edge=held)
 
     def view(self, graph: Any = None) -> EntityGraph:
         g = self.graph if graph is None else graph
@@ -137,12 +159,14 @@ class EntityGraphMirror:
                 type=d["type"],
                 properties=d["properties"],
                 confidence=d["confidence"],
+                **d["validity"],
             )
             for u, v, key, d in g.edges(keys=True, data=True)
         ]
         return EntityGraph(nodes=nodes, edges=edges)
 
-    def neighbourhood(self, id_: str, depth: int) -> EntityGraph:
-        """Entities within ``depth`` hops of ``id_`` in either direction, with their edges."""
-        sub = nx.ego_graph(self.graph, id_, radius=depth, undirected=True)
+    def neighbourhood(self, id_: str, depth: int, as_of: str | None = None) -> EntityGraph:
+        """Entities within ``depth`` hops of ``id_`` in either direction, with their edges
+        (with ``as_of``: over the edges that held then)."""
+        sub = nx.ego_graph(self.at(as_of), id_, radius=depth, undirected=True)
         return self.view(sub)

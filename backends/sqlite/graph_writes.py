@@ -3,15 +3,18 @@
 ``pipeline.py`` runs the extractor (which may be a model, so it is async and runs outside
 any transaction) and then hands what it found to :func:`apply_extractions`, which in one
 transaction resolves names to entities (reusing existing ones, see ``resolution.py``),
-binds the speaking user, writes relationships (once per source, type and target) and
-mentions, and marks each message's extraction unit ``done`` or ``failed``. A unit that is
-no longer ``pending`` (another worker finished it first) is left alone.
+binds the speaking user, writes relationships by the validity rules (``validity.py``:
+an identical open edge is reused, a changed fact closes the old edge, date phrases are
+resolved against the message's day) and mentions, and marks each message's extraction
+unit ``done`` or ``failed``. A unit that is no longer ``pending`` (another worker
+finished it first) is left alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from sqlalchemy import insert, select, update
@@ -24,6 +27,7 @@ from nams_local.extraction import (
     SkipEntity,
     is_meta_entity,
 )
+from nams_local.extraction.dates import resolve_date
 from nams_local.validation import MAX_ENTITY_NAME_CHARS
 
 from . import schema as s
@@ -45,7 +49,7 @@ __all__ = [
 #: Name of a user's person entity until a message states the name, when it has no id.
 ANONYMOUS_USER = "User"
 
-xu, e, ue = s.extraction_units, s.entities, s.user_entities
+xu, e, ue, m = s.extraction_units, s.entities, s.user_entities, s.messages
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,18 +229,28 @@ def apply_extractions(
             )
             if entity_id is not None:
                 ids[entity.name] = entity_id
-        for rel in found.relationships:
+        said_on = _said_on(ctx, message.pk)
+        # What holds first, then what ended: "I left X and joined Y in May" closes X at
+        # May (Y supersedes it), and the ending then finds X closed already.
+        for rel in sorted(found.relationships, key=lambda rel: rel.ended):
             source = binder.self_id() if rel.source == SELF else ids.get(rel.source)
             target = binder.self_id() if rel.target == SELF else ids.get(rel.target)
             if source is None or target is None or source == target:
                 continue  # an endpoint was skipped by the guard, or a self-loop
-            # Fetched each time: naming the user may merge entities, which rebuilds it.
-            mirror = ctx.store.graph(ctx.workspace)
-            edges = mirror.graph.get_edge_data(source, target) or {}
-            if any(data["type"] == rel.type for data in edges.values()):
-                continue  # known already; the first statement keeps its provenance
+            # An identical open edge is reused (the first statement keeps its provenance);
+            # a single-valued type closes the previous one (``validity.py``).
             add_relationship(
-                ctx, source, target, rel.type, {"source": "extraction"}, rel.confidence
+                ctx,
+                source,
+                target,
+                rel.type,
+                {"source": "extraction"},
+                rel.confidence,
+                valid_from=None if rel.ended else _resolved(rel.when, said_on),
+                valid_until=_resolved(rel.when, said_on) if rel.ended else None,
+                ended=rel.ended,
+                source_message_id=message.id,
+                said_on=said_on,
             )
         linked = set(ids.values())
         if any(SELF in (r.source, r.target) for r in found.relationships):
@@ -262,6 +276,16 @@ def apply_then_due(
     """``apply_extractions``, then (with ``every``) the observations now due — one trip."""
     apply_extractions(ctx, user_id, results, vectors, skip_entity)
     return due_observations(ctx, conversation_id, every) if every else []
+
+
+def _said_on(ctx: Ctx, message_pk: int) -> str:
+    """The day the message was written: what its date phrases are resolved against."""
+    stamp = ctx.conn.execute(select(m.c.created_at).where(m.c.pk == message_pk)).scalar()
+    return str(stamp or now())[:10]
+
+
+def _resolved(phrase: str | None, said_on: str) -> str | None:
+    return resolve_date(phrase, date.fromisoformat(said_on)) if phrase else None
 
 
 def _finish(ctx: Ctx, message_pk: int, status: str, stamp: str, error: str | None) -> None:

@@ -23,7 +23,9 @@ from sqlalchemy import (
 
 __all__ = [
     "FTS_DDL",
+    "OPEN_EDGES_INDEX_DDL",
     "SCHEMA_VERSION",
+    "VALIDITY_COLUMNS",
     "conversations",
     "entities",
     "entity_mentions",
@@ -41,8 +43,9 @@ __all__ = [
     "vector_queue",
 ]
 
-#: Bump when the schema changes; ``store.py`` refuses a database from a newer version.
-SCHEMA_VERSION = 1
+#: Bump when the schema changes, with one more step in ``migrations.STEPS``; ``store.py``
+#: refuses a database from a newer version and upgrades an older one in place.
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -140,10 +143,35 @@ relationships = Table(
     Column("type", Text, nullable=False),
     Column("properties", Text, nullable=False, default="{}"),
     Column("confidence", Float, nullable=True),
+    #: When we learned it (transaction time; the API's ``recordedAt``).
     Column("created_at", Text, nullable=False),
+    # -- validity in time (schema version 2, see ``validity.py``) --
+    #: World time the fact holds from / until: ISO dates as precise as what was said
+    #: ("2021", "2021-03", "2021-03-15"), so string order is time order. NULL from: since
+    #: whenever (``created_at`` stands in when ordering); NULL until: still holds.
+    Column("valid_from", Text, nullable=True),
+    Column("valid_until", Text, nullable=True),
+    #: When the edge was closed (transaction time), and by which edge, if a newer fact did.
+    Column("invalidated_at", Text, nullable=True),
+    Column("superseded_by", Text, nullable=True),
+    #: The message the fact was extracted from (API id; NULL for explicit writes).
+    Column("source_message_id", Text, nullable=True),
     Index("ix_relationships_source", "source_pk"),
     Index("ix_relationships_target", "target_pk"),
     Index("ix_relationships_ws", "workspace"),
+)
+
+#: The columns schema version 2 added to ``relationships`` (``migrations.py`` adds them).
+VALIDITY_COLUMNS = (
+    "valid_from",
+    "valid_until",
+    "invalidated_at",
+    "superseded_by",
+    "source_message_id",
+)
+#: Supersession looks up a subject's edges of one type (``validity.py``).
+OPEN_EDGES_INDEX_DDL = (
+    "CREATE INDEX IF NOT EXISTS ix_relationships_source_type ON relationships (source_pk, type)"
 )
 
 #: Explicit entity ↔ message links (written by extraction); history also finds mentions

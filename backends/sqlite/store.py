@@ -19,12 +19,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
-from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, text
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Row,
+    Table,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 
 from nams_local.embeddings import Embedder
 from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
 
-from . import entity_keys, file_check, prepared
+from . import entity_keys, file_check, migrations, prepared
 from . import schema as s
 from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
@@ -33,6 +44,7 @@ from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
 from .lanes import Lanes
 from .resolution import Resolution
+from .validity_rules import Supersession
 from .vector_lane import QueuedVector, VectorLane, queued_leftovers
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
 from .writer import WriterLane
@@ -79,8 +91,11 @@ class SQLiteStore:
         driver: DriverChoice = "auto",
         resolution: Resolution | None = None,
         lanes: Lanes | None = None,
+        supersession: Supersession | None = None,
     ) -> None:
         self.path = str(path)
+        #: Which relationship types are single-valued (``validity.py``).
+        self.supersession = supersession or Supersession()
         #: Bounded workers for embedding, reads and Cypher (``lanes.py``).
         self.lanes = lanes or Lanes()
         #: How entity names resolve to existing entities (aliases, candidate threshold).
@@ -284,16 +299,26 @@ class SQLiteStore:
     def _migrate(self) -> None:
         conn = self.conn
         file_check.check_after_open(conn.connection.dbapi_connection, self.path)
-        with conn.begin():
-            s.metadata.create_all(conn)
-            version = conn.execute(select(s.schema_version.c.version)).scalar()
-            if version is None:
-                conn.execute(insert(s.schema_version).values(version=s.SCHEMA_VERSION))
-            elif version > s.SCHEMA_VERSION:
+        with conn.begin():  # one transaction: a failed upgrade leaves the file as it was
+            existing = conn.execute(
+                text("SELECT 1 FROM sqlite_master WHERE name = 'schema_version'")
+            ).first()
+            version = (
+                conn.execute(select(s.schema_version.c.version)).scalar() if existing else None
+            )
+            if version is not None and version > s.SCHEMA_VERSION:
                 raise NamsError(
                     f"{self.path} has schema version {version}; this nams-local knows "
                     f"{s.SCHEMA_VERSION}. Upgrade nams-local to open it."
                 )
+            if version is not None and version < s.SCHEMA_VERSION:
+                logger.info("upgrading %s from schema version %d", self.path, version)
+                reached = migrations.upgrade(conn, version)
+                conn.execute(update(s.schema_version).values(version=reached))
+            s.metadata.create_all(conn)
+            conn.exec_driver_sql(s.OPEN_EDGES_INDEX_DDL)
+            if version is None:
+                conn.execute(insert(s.schema_version).values(version=s.SCHEMA_VERSION))
             fresh_fts = not conn.execute(
                 text("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'")
             ).first()

@@ -68,6 +68,10 @@ class Trigger:
     #: Words (lower case, as :data:`TOKEN` splits them) one of which every match contains:
     #: a sentence with none of them cannot match, so its regex is not even tried.
     gate: frozenset[str]
+    #: The fact ends rather than starts ("left X", "quit X"); with ``to_next``, the object
+    #: after "to" right behind the first one starts ("moved from X to Y").
+    ends: bool = False
+    to_next: bool = False
 
 
 def _routes(**by_type: str) -> MappingProxyType[str | None, Route]:
@@ -127,6 +131,50 @@ TRIGGERS: tuple[Trigger, ...] = (
         words(
             "study studies studied studying enrolled student phd ph.d undergrad postdoc graduated"
         ),
+    ),
+    Trigger(
+        "moved_from",
+        r"\b(?:move[sd]?|moving|relocated?|relocating|transferr(?:ed|ing))"
+        r"(?:\s+(?:over|away|back))?\s+(?:from|out\s+of)\b",
+        "first",
+        _routes(location="LIVES_IN", untyped="LIVES_IN:location"),
+        words("move moves moved moving relocate relocated relocating transferred transferring"),
+        ends=True,
+        to_next=True,
+    ),
+    Trigger(
+        "switched_jobs",
+        r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing))\s+jobs\s+from\b",
+        "first",
+        _routes(organization="WORKS_AT", untyped="WORKS_AT:organization"),
+        words("switch switched switching changed changing"),
+        ends=True,
+        to_next=True,
+    ),
+    Trigger(
+        "switched_from",
+        r"\b(?:switch(?:ed|ing)?|migrat(?:ed|ing)|chang(?:ed|ing))(?:\s+over)?"
+        r"\s+from\b",
+        "first",
+        _routes(tool="USES", organization="WORKS_AT", location="LIVES_IN", untyped="USES:tool"),
+        words("switch switched switching migrated migrating changed changing"),
+        ends=True,
+        to_next=True,
+    ),
+    Trigger(
+        "left",
+        r"\b(?:left|leaving|quit|quitting|resigned\s+from|resigning\s+from|"
+        r"stopped\s+using|gave\s+up(?:\s+on)?)"
+        r"(?:\s+(?:my\s+|the\s+|a\s+)?(?:job|position|role|post|gig|internship)\s+(?:at|with))?\b",
+        "first",
+        _routes(
+            organization="WORKS_AT",
+            location="LIVES_IN",
+            tool="USES",
+            untyped="WORKS_AT:organization",
+        ),
+        words("left leaving quit quitting resigned resigning stopped gave"),
+        ends=True,
     ),
     Trigger(
         "lives_in",

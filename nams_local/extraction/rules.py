@@ -45,6 +45,7 @@ from .candidates import (
     split_sentences,
     text_between,
 )
+from .dates import find_date_phrase
 from .lexicon import FIRST_NAMES, KNOWN, NOT_NAMES, PERSON_TITLES, words
 from .patterns import (
     APPOSITIVE_JOB,
@@ -144,11 +145,21 @@ class _Message:
         self.sentences = split_sentences(self.text)
         self.user_name: str | None = None
         self.known_user = (source.user_name or "").casefold()
-        self.relationships: dict[tuple[str, str, str], float] = {}
+        #: ``(source, type, target, ended)`` → (confidence, date phrase).
+        self.relationships: dict[tuple[str, str, str, bool], tuple[float, str | None]] = {}
         self.descriptions: dict[int, str] = {}
 
     # -- results ----------------------------------------------------------------------
-    def relate(self, source: Endpoint, target: Endpoint, rel: str, confidence: float) -> None:
+    def relate(
+        self,
+        source: Endpoint,
+        target: Endpoint,
+        rel: str,
+        confidence: float,
+        *,
+        ended: bool = False,
+        when: str | None = None,
+    ) -> None:
         if source is target:
             return
         names: list[str] = []
@@ -164,8 +175,9 @@ class _Message:
                 names.append(end)
         if names[0].casefold() == names[1].casefold():
             return
-        key = (names[0], rel, names[1])
-        self.relationships[key] = max(confidence, self.relationships.get(key, 0.0))
+        key = (names[0], rel, names[1], ended)
+        known_confidence, known_when = self.relationships.get(key, (0.0, None))
+        self.relationships[key] = (max(confidence, known_confidence), known_when or when)
 
     def result(self) -> Extraction:
         entities: dict[str, ExtractedEntity] = {}
@@ -180,8 +192,8 @@ class _Message:
                 description = USER_DESCRIPTION if cand.name == self.user_name else ""
                 entities[key] = ExtractedEntity(cand.name, cand.type, description, cand.confidence)
         relationships = tuple(
-            ExtractedRelationship(s, t, rel, conf)
-            for (s, rel, t), conf in self.relationships.items()
+            ExtractedRelationship(s, t, rel, conf, ended=ended, when=when)
+            for (s, rel, t, ended), (conf, when) in self.relationships.items()
             if (s == SELF or s.casefold() in entities) and (t == SELF or t.casefold() in entities)
         )
         return Extraction(tuple(entities.values()), relationships, self.user_name)
@@ -366,6 +378,8 @@ def _subjects(
     if APPOSITIVE_JOB.match((prefix + verb).strip()):
         return previous or ([SELF] if _first_person_sentence(state, sentence) else None)
     words = [w.group() for w in TOKEN.finditer(prefix)]
+    if len(words) >= 2 and [w.lower() for w in words[-2:]] == ["used", "to"]:
+        del words[-2:]  # "I used to live in X": the subject stands before "used to"
     while words and words[-1].lower() in _AUX:
         words.pop()
     if not words:
@@ -417,8 +431,7 @@ def _relation_nouns(state: _Message, sentence: Sentence) -> None:
     if sentence.question:
         return
     for match in RELATION_NOUN.finditer(sentence.text):
-        if match.group("ex"):
-            continue
+        ended = bool(match.group("ex"))  # "my ex-wife Priya": a tie that ended
         noun = RELATION_NOUNS[match.group("noun").lower()]
         owner_word = match.group("owner").lower()
         if owner_word in ("'s", "’s"):
@@ -433,7 +446,7 @@ def _relation_nouns(state: _Message, sentence: Sentence) -> None:
             place = candidate_at(sentence, workplace.start("org"))
             position = workplace.end() if place is not None else position
         named = _named_after(state, sentence, position)
-        if named is not None and workplace is not None and noun.type in _WORK_TIES:
+        if named is not None and workplace is not None and noun.type in _WORK_TIES and not ended:
             org = candidate_at(sentence, workplace.start("org"))
             if org is not None and org.type in (None, "organization"):
                 org.type = "organization"
@@ -446,7 +459,14 @@ def _relation_nouns(state: _Message, sentence: Sentence) -> None:
         if isinstance(owner, Candidate) and owner.type is None:
             owner.type = "person"
         source, target = (named, owner) if noun.from_named else (owner, named)
-        state.relate(source, target, noun.type, SURE)
+        state.relate(
+            source,
+            target,
+            noun.type,
+            SURE,
+            ended=ended,
+            when=find_date_phrase(sentence.text) if ended else None,
+        )
 
 
 _COORDINATION = re.compile(r"\s*(?:,|,?\s*(?:and|or|plus|&|\+|/))\s*", re.IGNORECASE)
@@ -553,12 +573,25 @@ def _verb_facts(state: _Message, sentence: Sentence) -> None:
         if subjects is None or _HYPOTHETICAL.search(before):
             continue
         window_start = sentence.start + match.end()
+        ended = trigger.ends
         if trigger.name != "dislikes" and _NEGATION.search(before):
-            turn = _NEGATION_TURN.search(sentence.text, match.end(), window_end - sentence.start)
-            if turn is None:
-                continue
-            window_start = sentence.start + turn.end()
+            window = sentence.text[match.end() : window_end - sentence.start]
+            if trigger.ends:
+                continue  # "I never left Pune", "I didn't quit"
+            if _ENDING.search(before) or _NO_MORE.search(window):
+                ended = True  # "I no longer work at X", "I used to live in Y"
+            else:
+                turn = _NEGATION_TURN.search(
+                    sentence.text, match.end(), window_end - sentence.start
+                )
+                if turn is None:
+                    continue
+                window_start = sentence.start + turn.end()
         objects = _objects(sentence, trigger, window_start, window_end)
+        if trigger.ends:
+            objects = [o for o in objects if _right_after(sentence, window_start, o[0])]
+        clause = sentence.text[cut : window_end - sentence.start]
+        when = find_date_phrase(clause)
         for subject in subjects:
             for cand, rel, kind in objects:
                 routed = _subject_route(subject, rel)
@@ -568,11 +601,55 @@ def _verb_facts(state: _Message, sentence: Sentence) -> None:
                     cand.type, cand.confidence = kind, LIKELY
                 if isinstance(subject, Candidate) and subject.type is None:
                     subject.type, subject.confidence = "person", LIKELY
-                state.relate(subject, cand, routed, SURE)
+                state.relate(subject, cand, routed, SURE, ended=ended, when=when)
                 found_any = True
+                if trigger.to_next:
+                    _then_to(state, sentence, subject, cand, routed, kind, window_end, when)
     _where_i(state, sentence)
     if not found_any and not matches:
         _implied_use(state, sentence)
+
+
+#: Before a verb: the fact held once and holds no more.
+_ENDING = re.compile(
+    r"\b(?:no\s+longer|used\s+to|formerly|once)\s+(?:(?:also|still|really|just)\s+)?$",
+    re.IGNORECASE,
+)
+#: After a negated verb: "I don't work at X anymore".
+_NO_MORE = re.compile(r"\b(?:any\s?more|these days)\b", re.IGNORECASE)
+#: "moved from X to Y": what stands between X and Y.
+_TO_NEXT = re.compile(r"\s*,?\s+(?:(?:and\s+)?(?:then\s+|now\s+)?(?:to|into|for)\s+)", re.I)
+_ONLY_ARTICLE = re.compile(r"\s*(?:the\s+|my\s+)?", re.IGNORECASE)
+
+
+def _right_after(sentence: Sentence, start: int, cand: Candidate) -> bool:
+    """ "I left TechCorp" but not "I left my keys at TechCorp": an ending verb's object
+    stands right after it."""
+    lead = text_between(sentence, start, cand.start)
+    return _ONLY_ARTICLE.fullmatch(lead) is not None
+
+
+def _then_to(
+    state: _Message,
+    sentence: Sentence,
+    subject: Endpoint,
+    left: Candidate,
+    rel: str,
+    kind: str,
+    window_end: int,
+    when: str | None,
+) -> None:
+    """ "moved from Bangalore to Berlin": after the place left, the place arrived at."""
+    for cand in sentence.candidates:
+        if cand.start < left.end or cand is left or cand.end > window_end:
+            continue
+        gap = text_between(sentence, left.end, cand.start)
+        if _TO_NEXT.fullmatch(gap) is None or cand.type not in (None, kind):
+            return
+        if cand.type is None:
+            cand.type, cand.confidence = kind, LIKELY
+        state.relate(subject, cand, rel, SURE, when=when)
+        return
 
 
 def _subject_route(subject: Endpoint, rel: str) -> str | None:

@@ -124,6 +124,11 @@ class OutputRelationship(BaseModel):
     source: str = Field(alias="from")
     target: str = Field(alias="to")
     type: str
+    #: Not in the schema; a model may add them: the fact no longer holds, and the date
+    #: phrase it gives ("in May", "2021-03"), resolved by the engine like the rule
+    #: extractor's (``ExtractedRelationship.ended`` / ``when``).
+    ended: bool = False
+    when: str | None = Field(default=None, max_length=80)
 
 
 class ExtractionOutput(BaseModel):

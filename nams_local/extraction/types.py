@@ -58,12 +58,20 @@ class ExtractedRelationship:
     """A directed, typed edge between two extracted names (or :data:`SELF`).
 
     ``type`` is an upper-snake label such as ``WORKS_AT``, ``LIVES_IN``, ``USES``.
+    ``ended``: the message says the fact no longer holds ("I no longer work at X", "I used
+    to live in Y", "my ex-wife Z"): the engine closes the edge instead of opening one.
+    ``when``: the date phrase the message gives for it, as written ("in May", "since
+    2021", "last month"); the engine resolves it against the message's time
+    (:func:`nams_local.extraction.dates.resolve_date`): when the fact started, or for an
+    ``ended`` fact when it stopped.
     """
 
     source: str
     target: str
     type: str
     confidence: float = 1.0
+    ended: bool = False
+    when: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

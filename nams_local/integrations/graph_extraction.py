@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from ..backend import MemoryBackend
 from ..errors import NotSupportedError
 from ..extraction import EntityCandidate, SkipEntity, is_meta_entity
+from ..extraction.dates import resolve_date
+from ..extraction.labels import ended_label
 from ..extraction.schema import memory_extraction_prompt, parse_extraction_output, response_format
 from ..log import MemoryLogger
 from .chat import ChatModel
@@ -129,12 +132,26 @@ class GraphExtractor:
         for edge in output.relationships:
             source, target = ids.get(edge.source), ids.get(edge.target)
             if source and target:
-                await self._add_relationship(source, target, edge.type)
+                await self._add_relationship(source, target, edge.type, edge.ended, edge.when)
         return len(ids)
 
-    async def _add_relationship(self, source: str, target: str, type: str) -> None:
+    async def _add_relationship(
+        self, source: str, target: str, type: str, ended: bool, when: str | None
+    ) -> None:
+        # The backend's validity rules apply to these edges as to any other: a new home
+        # closes the old one; a "FORMERLY_WORKED_AT" (or ``"ended": true``) edge closes the
+        # edge it names, from the date the model gave or today.
+        label, past = ended_label(type.strip().upper().replace(" ", "_"))
+        today = datetime.now(UTC).date()
+        stated = resolve_date(when, today) if when else None
+        validity: dict[str, Any] = {}
+        if past or ended:
+            type = label
+            validity["valid_until"] = stated or today.isoformat()
+        elif stated is not None:
+            validity["valid_from"] = stated
         try:
-            await self.backend.add_relationship(source, target, type)
+            await self.backend.add_relationship(source, target, type, **validity)
         except NotSupportedError:
             if not self._edges_unsupported:
                 self._edges_unsupported = True

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..extraction.labels import ended_label
 from ..extraction.rules import extract_sync
 from ..extraction.schema import (
     MEMORY_EXTRACTION_PROMPT,
@@ -170,8 +171,13 @@ def _to_extraction(output: ExtractionOutput, known: str | None, stated: str | No
         source, target, label = endpoint(rel.source), endpoint(rel.target), _label(rel.type)
         if source is None or target is None or not label or source == target:
             continue  # the schema says endpoints must be entities above; others are noise
+        # "FORMERLY_WORKED_AT", or ``"ended": true``: the engine closes the edge.
+        label, ended = ended_label(label)
         relationships.setdefault(
-            (source, label, target), ExtractedRelationship(source, target, label)
+            (source, label, target),
+            ExtractedRelationship(
+                source, target, label, ended=ended or rel.ended, when=rel.when or None
+            ),
         )
     return Extraction(tuple(entities.values()), tuple(relationships.values()), stated)
 

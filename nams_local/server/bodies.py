@@ -20,6 +20,7 @@ from nams_local.models import MESSAGE_ROLES, ConversationMetadata, ToolCallStatu
 from nams_local.validation import MAX_DURATION_MS
 
 __all__ = [
+    "AS_OF",
     "LABEL_PATTERN",
     "MAX_LABEL_LENGTH",
     "AddMessageBody",
@@ -30,6 +31,7 @@ __all__ = [
     "CreateRelationshipBody",
     "EntityFeedbackBody",
     "ExpandGraphBody",
+    "InvalidateRelationshipBody",
     "MergeEntitiesBody",
     "QueryBody",
     "RecordStepBody",
@@ -216,6 +218,21 @@ class CreateRelationshipBody(Body):
     type: NonBlank
     properties: dict[str, Any] | None = None
     confidence: float | None = None
+    #: Validity (``relationshipValidity``): ``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``.
+    valid_from: str | None = None
+    valid_until: str | None = None
+    #: ``false``: write as is, close no earlier edge of a single-valued type.
+    supersede: bool = True
+
+
+class InvalidateRelationshipBody(Body):
+    valid_until: str | None = None
+
+
+#: The ``asOf`` query parameter of graph reads.
+AS_OF = (
+    "nams-local extension: only relationships that held at this date (YYYY, YYYY-MM or YYYY-MM-DD)"
+)
 
 
 class UserMessageSearchBody(Body):

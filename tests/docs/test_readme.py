@@ -46,6 +46,15 @@ def test_every_python_block_runs_on_its_own(tmp_path: Path) -> None:
     assert "extracted (Alex)-[LIVES_IN]->(Bangalore)" in stdout
     assert "reused: True TechCorp" in stdout
     assert "[{'who': 'Alex', 'org': 'TechCorp'}]" in stdout
+    # Facts that change: the Bangalore -> Berlin story.
+    assert "Bangalore 2021-03 2026-10 False" in stdout
+    assert "Berlin 2026-10 None True" in stdout
+    assert "as of 2024: ['Bangalore']" in stdout
+    assert "Where do I live now? ['(Alex)-[LIVES_IN]->(Berlin)']" in stdout
+    assert (
+        "Where did I live before Berlin? ['(Alex)-[LIVES_IN 2021-03..2026-10]->(Bangalore)'"
+        in stdout
+    )
 
 
 def test_the_first_example_run_twice_keeps_one_works_at_edge(tmp_path: Path) -> None:

@@ -34,7 +34,12 @@ def _entities(found: Extraction) -> set[tuple[str, str]]:
 
 
 def _relationships(found: Extraction) -> set[tuple[str, str, str]]:
-    return {(r.source, r.type, r.target) for r in found.relationships}
+    """The facts the message states as holding (not the ones it says ended)."""
+    return {(r.source, r.type, r.target) for r in found.relationships if not r.ended}
+
+
+def _ended(found: Extraction) -> set[tuple[str, str, str]]:
+    return {(r.source, r.type, r.target) for r in found.relationships if r.ended}
 
 
 def test_rule_extractor_implements_the_protocol() -> None:
@@ -155,6 +160,7 @@ async def test_negation_and_questions_state_no_facts() -> None:
     question = await _extract("Should I switch from Matlab to Julia?")
     wish = await _extract("I'd love to visit Tokyo someday.")
     assert _relationships(moved) == {(SELF, "WORKS_AT", "Stripe")}
+    assert _ended(moved) == {(SELF, "WORKS_AT", "TechCorp")}
     assert _relationships(only) == {(SELF, "USES", "Ubuntu"), (SELF, "USES", "macOS")}
     assert question.relationships == () and len(question.entities) == 2
     assert wish.relationships == ()

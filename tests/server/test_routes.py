@@ -271,6 +271,7 @@ async def test_capabilities_exact_shape(alice: Api, vector_client: httpx.AsyncCl
         "graphNeighbourhood": True,
         "vectorSearch": False,
         "cypherQuery": True,
+        "relationshipValidity": True,
         "searchModes": True,
     }
     with_vectors = await Api(vector_client, "v").ok("GET", "/v1/capabilities")
@@ -336,6 +337,9 @@ async def test_relationship_extension_round_trip(alice: Api) -> None:
             "id": created["id"],
             "properties": {"since": 2020},
             "confidence": 0.8,
+            # Validity extension fields: current, since whenever, learned just now.
+            "current": True,
+            "recordedAt": created["recordedAt"],
         }
     ]
     incoming = (await alice.ok("GET", f"/v1/entities/{acme['id']}"))["relationships"]
@@ -430,6 +434,7 @@ def test_published_openapi_marks_the_extensions(app: FastAPI) -> None:
         ("GET", "/v1/capabilities"),
         ("POST", "/v1/relationships"),
         ("DELETE", "/v1/relationships/{id}"),
+        ("POST", "/v1/relationships/{id}/invalidate"),
         ("GET", "/v1/entities/by-name"),
         ("GET", "/v1/entities/{id}/neighbourhood"),
         ("POST", "/v1/users/{userId}/messages/search"),

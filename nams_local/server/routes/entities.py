@@ -21,6 +21,7 @@ from nams_local.models import (
 
 from .. import responses as R
 from ..bodies import (
+    AS_OF,
     CreateEntityBody,
     EntityFeedbackBody,
     MergeEntitiesBody,
@@ -54,8 +55,11 @@ async def create_entity(body: CreateEntityBody, backend: Backend) -> dict[str, A
 
 
 @router.get("/entities/graph", **answers(EntityGraph))
-async def get_graph(backend: Backend) -> dict[str, Any]:
-    return (await backend.get_graph()).to_wire()
+async def get_graph(
+    backend: Backend,
+    as_of: Annotated[str | None, Query(alias="asOf", description=AS_OF)] = None,
+) -> dict[str, Any]:
+    return (await backend.get_graph(as_of)).to_wire()
 
 
 @router.post("/entities/search", **answers(R.EntitySearch, 501))

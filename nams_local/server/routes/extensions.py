@@ -17,7 +17,14 @@ from nams_local.errors import NotFoundError
 from nams_local.models import Entity, EntityGraph, Relationship
 
 from .. import responses as R
-from ..bodies import NOT_BLANK, CreateRelationshipBody, ExpandGraphBody, UserMessageSearchBody
+from ..bodies import (
+    AS_OF,
+    NOT_BLANK,
+    CreateRelationshipBody,
+    ExpandGraphBody,
+    InvalidateRelationshipBody,
+    UserMessageSearchBody,
+)
 from ..deps import Backend, Root
 from ..wire import status
 from .base import ENTITY_ID, EXTENSION, answers, api_router
@@ -37,6 +44,7 @@ async def capabilities(root: Root) -> dict[str, bool]:
         "graphNeighbourhood": flags.graph_neighbourhood,
         "vectorSearch": flags.vector_search,
         "cypherQuery": flags.cypher_query,
+        "relationshipValidity": flags.relationship_validity,
         # Search bodies take ``mode`` (text | vector | hybrid) on this server.
         "searchModes": True,
     }
@@ -50,9 +58,28 @@ async def capabilities(root: Root) -> dict[str, bool]:
 )
 async def create_relationship(body: CreateRelationshipBody, backend: Backend) -> dict[str, Any]:
     relationship = await backend.add_relationship(
-        body.source_id, body.target_id, body.type, body.properties, body.confidence
+        body.source_id,
+        body.target_id,
+        body.type,
+        body.properties,
+        body.confidence,
+        valid_from=body.valid_from,
+        valid_until=body.valid_until,
+        supersede=body.supersede,
     )
     return relationship.to_wire()
+
+
+@router.post(
+    "/relationships/{id}/invalidate", openapi_extra=EXTENSION, **answers(Relationship, 404, 501)
+)
+async def invalidate_relationship(
+    id: str, backend: Backend, body: InvalidateRelationshipBody | None = None
+) -> dict[str, Any]:
+    """The relationship held until ``validUntil`` (default today) and holds no more; it
+    stays, for questions about the past (delete removes it)."""
+    until = body.valid_until if body is not None else None
+    return (await backend.invalidate_relationship(id, until)).to_wire()
 
 
 @router.delete("/relationships/{id}", openapi_extra=EXTENSION, **answers(R.StatusResponse, 501))
@@ -88,8 +115,9 @@ async def entity_neighbourhood(
     depth: Annotated[
         int, Query(description="1 to 5", json_schema_extra={"minimum": 1, "maximum": 5})
     ] = 1,
+    as_of: Annotated[str | None, Query(alias="asOf", description=AS_OF)] = None,
 ) -> dict[str, Any]:
-    return (await backend.entity_neighbourhood(id, depth)).to_wire()
+    return (await backend.entity_neighbourhood(id, depth, as_of)).to_wire()
 
 
 @router.post(
