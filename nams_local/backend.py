@@ -82,6 +82,10 @@ class Capabilities:
     vector_search: bool = False
     #: ``query`` (read-only Cypher) works.
     cypher_query: bool = False
+    #: Default-mode search scores compare across queries (a nonsense query scores low), so
+    #: retrieval may drop hits below a relevance floor: the local engine with embeddings.
+    #: Hosted NAMS does not say so, and text-only search normalises per search: off there.
+    relevance_scores: bool = False
 
 
 @runtime_checkable

@@ -28,7 +28,7 @@ from . import schema as s
 from .rows import dumps, insert_rows, new_id, now, to_conversation, to_message, to_step, token_count
 from .search import Ranked, bm25, rank
 from .store import Ctx, message_partition
-from .text import match_query, message_scope, scope_token
+from .text import match_query, message_scope, scope_token, terms
 from .vector_lane import QueuedVector
 from .vectors import Vector, Vectors
 
@@ -211,9 +211,10 @@ def _rank_in(
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
+    words = len(terms(query))
 
     def text_search(k: int) -> list[tuple[int, float]]:
-        return bm25(conn, "messages_fts", match, k)
+        return bm25(conn, "messages_fts", match, k, words)
 
     vector_search = None
     if vectors is not None and query_vector is not None:

@@ -31,6 +31,7 @@ from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
 from .lanes import Lanes
+from .passages import PassageEmbedder, PassageIndex
 from .resolution import Resolution
 from .vector_lane import VectorLane, embed_leftovers
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
@@ -65,6 +66,11 @@ class VectorState:
     messages: VectorIndex
     entities: CachedIndex
 
+    @property
+    def message_embedder(self) -> Embedder:
+        """What embeds stored messages: whole text plus passages (``passages``)."""
+        return PassageEmbedder(self.embedder)
+
 
 class SQLiteStore:
     """Engine, connection, worker thread, vector indexes and graph mirrors of one database."""
@@ -98,7 +104,9 @@ class SQLiteStore:
             kind: IndexKind = "sqlite-vec" if self.driver.vec_version else "numpy"
             self.vectors = VectorState(
                 embedder=embedder,
-                messages=make_index(kind, "messages", embedder.dimension),
+                messages=PassageIndex(
+                    make_index(kind, "messages", embedder.dimension), embedder.dimension
+                ),
                 entities=CachedIndex(
                     make_index(kind, "entities", embedder.dimension), embedder.dimension
                 ),
@@ -121,7 +129,7 @@ class SQLiteStore:
         self.vector_lane: VectorLane | None = None
         if self.vectors is not None:
             self.vector_lane = VectorLane(
-                self.vectors.embedder, self.vectors.messages, self._on_writer
+                self.vectors.message_embedder, self.vectors.messages, self._on_writer
             )
         # File databases also get reader threads with their own connections, so the
         # sources of one chat turn run in parallel (WAL readers never block the writer).
@@ -283,7 +291,7 @@ class SQLiteStore:
         if recorded == wanted:
             if self.vectors is not None:
                 v = self.vectors
-                left = embed_leftovers(conn, v.embedder, v.messages, message_partition)
+                left = embed_leftovers(conn, v.message_embedder, v.messages, message_partition)
                 if left:
                     logger.info("embedded %d messages a previous process had queued", left)
             return
@@ -310,7 +318,7 @@ class SQLiteStore:
         ).all()
         for start in range(0, len(rows), _BACKFILL_BATCH):
             batch = rows[start : start + _BACKFILL_BATCH]
-            vectors = v.embedder.embed([r.content for r in batch])
+            vectors = v.message_embedder.embed([r.content for r in batch])
             v.messages.add(
                 conn,
                 [(r.pk, message_partition(r.workspace, r.user_id), r.id) for r in batch],
