@@ -273,6 +273,11 @@ class ForcedMode:
         return await self._inner.search_entities(query, type, limit, self._mode)
 
 
+#: The memory block rows compare rankings, so no floor there (the floor sweep measures it).
+UNFILTERED = RetrievalOptions(relevance_floor=0.0)
+TARGET_PRECISION = 0.90
+
+
 # -- scoring ---------------------------------------------------------------------------------
 def recall(evidence: Sequence[str], ranked: Sequence[str], k: int) -> float:
     top = set(ranked[:k])
@@ -373,7 +378,9 @@ async def _score(
             wanted = [s.contents[e] for e in q.evidence]
             entity_text = s.contents[q.entity] if q.entity is not None else None
             for k in KS:
-                block = await retrieve_memories(view, scope, s.conversation_id, q.question, k)
+                block = await retrieve_memories(
+                    view, scope, s.conversation_id, q.question, k, UNFILTERED
+                )
                 shown = [h.content for h in block]
                 value = recall(wanted, shown, k)
                 if entity_text is not None and entity_text in shown[:k]:
@@ -469,7 +476,11 @@ def _verdict(summary: dict[str, Any]) -> dict[str, Any]:
     default = rows["default"]["overall"]["@10"]
     best_single = max(rows["text"]["overall"]["@10"], rows["vector"]["overall"]["@10"])
     best_label = max(rows, key=lambda label: (rows[label]["overall"]["@10"], label == "default"))
+    at_default = summary.get("floor_sweep", {}).get(f"{DEFAULT_RELEVANCE_FLOOR:g}", {})
+    precision = at_default.get("precision_unanswerable")
     return {
+        "precision_unanswerable_at_default_floor": precision,
+        "meets_precision_target": precision is not None and precision >= TARGET_PRECISION,
         "message_recall_at_10_default": default,
         "meets_recall_target": default >= TARGET_RECALL_AT_10,
         "margin_points_over_best_single_mode": (default - best_single) * 100,
@@ -549,6 +560,14 @@ def _render_corpus(summary: dict[str, Any]) -> list[str]:
             f"{_fmt(row['precision_unanswerable']):>10}{mark}"
         )
     v = summary["verdict"]
+    if v["precision_unanswerable_at_default_floor"] is not None:
+        lines += [
+            "",
+            f"  precision on unanswerable questions at the default floor "
+            f"{DEFAULT_RELEVANCE_FLOOR:g}: {v['precision_unanswerable_at_default_floor']:.3f} "
+            f"(target >= {TARGET_PRECISION:.2f}: "
+            f"{'met' if v['meets_precision_target'] else 'MISSED'})",
+        ]
     lines += [
         "",
         f"  message search recall@10, default mode: {v['message_recall_at_10_default']:.3f} "
@@ -567,8 +586,8 @@ def render(results: dict[str, Any]) -> str:
         f"nams-local benchmark: {NAME}",
         f"  embedder {results['embedder']}; default hybrid weight (vector share) "
         f"{DEFAULT_HYBRID_WEIGHT}; recall = |evidence in top k| / |evidence|, mean over questions",
-        "  memory block: retrieve_memories(limit=k); a question is fully recalled there when the "
-        "fact's entity is in the block",
+        "  memory block: retrieve_memories(limit=k), no relevance floor (the sweep below each "
+        "set adds it); a question is fully recalled there when the fact's entity is in the block",
     ]
     for summary in results["corpora"]:
         lines += _render_corpus(summary)

@@ -66,7 +66,7 @@ DIRECT_RESPONSE = "direct response"
 DEFAULT_LOOKUP_TIMEOUT = 10.0
 #: Hits scoring below this are "not relevant" (backends with ``relevance_scores``).
 #: Chosen with ``python -m benchmarks quality`` (its floor sweep), see docs/retrieval.md.
-DEFAULT_RELEVANCE_FLOOR = 0.58
+DEFAULT_RELEVANCE_FLOOR = 0.65
 
 T = TypeVar("T")
 
