@@ -50,7 +50,7 @@ from ._common import (
     positive,
     say,
 )
-from ._quality_data import QUESTION_TYPES, QualityQuestion, generate_quality
+from ._quality_data import QUESTION_TYPES, QualityQuestion, QualitySet, generate_quality
 from ._quality_household import HOUSEHOLD_TYPES, generate_household
 from ._report import BarGroup, add_report_options, machine, publish
 
@@ -132,23 +132,7 @@ def synthetic_corpus(args: argparse.Namespace) -> Corpus:
         seed=args.seed,
         distractor_entities=args.distractor_entities,
     )
-    users = tuple(
-        CorpusUser(
-            u.user_id,
-            tuple(CorpusMessage(m.key, m.role, m.content) for m in u.messages),
-            tuple(CorpusEntity(e.key, e.name, e.type, e.description) for e in u.entities),
-        )
-        for u in data.users
-    )
-    questions = tuple(
-        CorpusQuestion(q.user_id, q.type, q.question, q.evidence, q.entity) for q in data.questions
-    )
-    negatives = tuple(
-        CorpusQuestion(q.user_id, q.type, q.question, q.evidence, q.entity) for q in data.negatives
-    )
-    return Corpus(
-        "synthetic", users, questions, QUESTION_TYPES, {"seed": args.seed}, negatives=negatives
-    )
+    return _corpus("synthetic", data, QUESTION_TYPES)
 
 
 def household_corpus(args: argparse.Namespace) -> Corpus:
@@ -159,8 +143,17 @@ def household_corpus(args: argparse.Namespace) -> Corpus:
         turns_per_session=args.turns,
         seed=args.seed,
     )
+    return _corpus("household", data, HOUSEHOLD_TYPES)
+
+
+def _corpus(name: str, data: QualitySet, types: tuple[str, ...]) -> Corpus:
+    """A generated set as the benchmark scores it."""
     users = tuple(
-        CorpusUser(u.user_id, tuple(CorpusMessage(m.key, m.role, m.content) for m in u.messages))
+        CorpusUser(
+            u.user_id,
+            tuple(CorpusMessage(m.key, m.role, m.content) for m in u.messages),
+            tuple(CorpusEntity(e.key, e.name, e.type, e.description) for e in u.entities),
+        )
         for u in data.users
     )
 
@@ -168,11 +161,11 @@ def household_corpus(args: argparse.Namespace) -> Corpus:
         return CorpusQuestion(q.user_id, q.type, q.question, q.evidence, q.entity)
 
     return Corpus(
-        "household",
+        name,
         users,
         tuple(question(q) for q in data.questions),
-        HOUSEHOLD_TYPES,
-        {"seed": args.seed},
+        types,
+        {"seed": data.seed},
         negatives=tuple(question(q) for q in data.negatives),
     )
 

@@ -30,7 +30,7 @@ from sqlalchemy import Connection
 
 from nams_local.embeddings import Embedder
 
-from .vectors import IndexKind, Vector, VectorIndex, Vectors
+from .vectors import IndexWrapper, Vector, Vectors
 
 __all__ = [
     "MAX_PASSAGES",
@@ -109,20 +109,8 @@ class PassageEmbedder:
         return self.inner.embed_query(text)
 
 
-class PassageIndex:
+class PassageIndex(IndexWrapper):
     """A ``VectorIndex`` of messages whose rows may carry passage vectors."""
-
-    def __init__(self, inner: VectorIndex, dimension: int) -> None:
-        self.inner = inner
-        self.kind: IndexKind = inner.kind
-        self.table = inner.table
-        self.dimension = dimension
-
-    def create(self, conn: Connection) -> None:
-        self.inner.create(conn)
-
-    def drop(self, conn: Connection) -> None:
-        self.inner.drop(conn)
 
     def add(
         self,
