@@ -154,7 +154,9 @@ class PassageIndex(IndexWrapper):
             pk = rowid % STRIDE
             if similarity > best.get(pk, -2.0):
                 best[pk] = similarity
-        ranked = sorted(best.items(), key=lambda item: (-item[1], -item[0]))
+        ranked = sorted(
+            best.items(), key=lambda item: -item[1]
+        )  # stable: ties keep the index's order
         return ranked[:k]
 
     def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
