@@ -12,6 +12,10 @@ each, of four types:
   current value, so only the update is evidence;
 - ``buried``: stated once in passing, in the middle of a long message about something else.
 
+Each user is also asked the questions of the fact kinds *not* planted for them
+(``negatives``, no evidence): the memory cannot answer those, so retrieval should say
+"nothing relevant" (how the relevance floor is measured).
+
 Every fact also exists as an entity with the current value (what extraction would leave
 behind), so entity search and the merged memory block can be scored against the same
 questions. The questions are phrased as a user would ask them, mostly with other words
@@ -309,6 +313,8 @@ class QualitySet:
     users: tuple[QualityUser, ...]
     questions: tuple[QualityQuestion, ...]
     seed: int
+    #: Questions whose answer is in no message of the asking user (evidence empty).
+    negatives: tuple[QualityQuestion, ...] = ()
 
     @property
     def message_count(self) -> int:
@@ -420,6 +426,17 @@ def _user(
     return QualityUser(user_id, messages, tuple(entities)), questions
 
 
+def _negatives(user: QualityUser, asked: list[QualityQuestion]) -> list[QualityQuestion]:
+    """The questions of the fact kinds this user never stated (no randomness: the set
+    stays the same byte for byte)."""
+    stated = {q.fact for q in asked}
+    return [
+        QualityQuestion(user.user_id, "absent", kind.key, kind.question, (), None)
+        for kind in FACTS
+        if kind.key not in stated
+    ]
+
+
 def generate_quality(
     *,
     users: int,
@@ -444,4 +461,5 @@ def generate_quality(
         users=tuple(u for u, _ in built),
         questions=tuple(q for _, qs in built for q in qs),
         seed=seed,
+        negatives=tuple(n for u, qs in built for n in _negatives(u, qs)),
     )

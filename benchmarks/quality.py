@@ -38,7 +38,7 @@ from backends.sqlite.search import DEFAULT_HYBRID_WEIGHT
 from nams_local.backend import MAX_BULK_MESSAGES, MemoryBackend
 from nams_local.embeddings import BaseEmbedder
 from nams_local.models import Entity, Message, NewMessage, SearchMode, SearchResult
-from nams_local.retrieval import retrieve_memories
+from nams_local.retrieval import DEFAULT_RELEVANCE_FLOOR, RetrievalOptions, retrieve_memories
 from nams_local.scope import Scope
 
 from ._common import (
@@ -50,7 +50,8 @@ from ._common import (
     positive,
     say,
 )
-from ._quality_data import QUESTION_TYPES, generate_quality
+from ._quality_data import QUESTION_TYPES, QualityQuestion, QualitySet, generate_quality
+from ._quality_household import HOUSEHOLD_TYPES, generate_household
 from ._report import BarGroup, add_report_options, machine, publish
 
 __all__ = ["Corpus", "add_synthetic_options", "load_locomo", "main", "recall", "synthetic_corpus"]
@@ -114,6 +115,8 @@ class Corpus:
     questions: tuple[CorpusQuestion, ...]
     types: tuple[str, ...]
     notes: dict[str, Any] = field(default_factory=dict)
+    #: Questions the memory cannot answer (no evidence): precision of the relevance floor.
+    negatives: tuple[CorpusQuestion, ...] = ()
 
     @property
     def message_count(self) -> int:
@@ -129,6 +132,22 @@ def synthetic_corpus(args: argparse.Namespace) -> Corpus:
         seed=args.seed,
         distractor_entities=args.distractor_entities,
     )
+    return _corpus("synthetic", data, QUESTION_TYPES)
+
+
+def household_corpus(args: argparse.Namespace) -> Corpus:
+    """The second, independently generated set (``_quality_household``)."""
+    data = generate_household(
+        users=args.household_users,
+        sessions=args.sessions,
+        turns_per_session=args.turns,
+        seed=args.seed,
+    )
+    return _corpus("household", data, HOUSEHOLD_TYPES)
+
+
+def _corpus(name: str, data: QualitySet, types: tuple[str, ...]) -> Corpus:
+    """A generated set as the benchmark scores it."""
     users = tuple(
         CorpusUser(
             u.user_id,
@@ -137,10 +156,18 @@ def synthetic_corpus(args: argparse.Namespace) -> Corpus:
         )
         for u in data.users
     )
-    questions = tuple(
-        CorpusQuestion(q.user_id, q.type, q.question, q.evidence, q.entity) for q in data.questions
+
+    def question(q: QualityQuestion) -> CorpusQuestion:
+        return CorpusQuestion(q.user_id, q.type, q.question, q.evidence, q.entity)
+
+    return Corpus(
+        name,
+        users,
+        tuple(question(q) for q in data.questions),
+        types,
+        {"seed": data.seed},
+        negatives=tuple(question(q) for q in data.negatives),
     )
-    return Corpus("synthetic", users, questions, QUESTION_TYPES, {"seed": args.seed})
 
 
 _EVIDENCE = re.compile(r"D\d+:\d+")
@@ -239,6 +266,11 @@ class ForcedMode:
         return await self._inner.search_entities(query, type, limit, self._mode)
 
 
+#: The memory block rows compare rankings, so no floor there (the floor sweep measures it).
+UNFILTERED = RetrievalOptions(relevance_floor=0.0)
+TARGET_PRECISION = 0.90
+
+
 # -- scoring ---------------------------------------------------------------------------------
 def recall(evidence: Sequence[str], ranked: Sequence[str], k: int) -> float:
     top = set(ranked[:k])
@@ -282,6 +314,9 @@ async def _ingest(
             entity_ids[e.key] = (await ws.add_entity(e.name, e.type, e.description)).id
             contents[e.key] = e.content
         stored[user.user_id] = Stored(ws, conv.id, message_ids, entity_ids, contents)
+    lane = root.store.vector_lane
+    if lane is not None:  # every vector written before the first question
+        await lane.drained()
     return stored, time.perf_counter() - start
 
 
@@ -336,7 +371,9 @@ async def _score(
             wanted = [s.contents[e] for e in q.evidence]
             entity_text = s.contents[q.entity] if q.entity is not None else None
             for k in KS:
-                block = await retrieve_memories(view, scope, s.conversation_id, q.question, k)
+                block = await retrieve_memories(
+                    view, scope, s.conversation_id, q.question, k, UNFILTERED
+                )
                 shown = [h.content for h in block]
                 value = recall(wanted, shown, k)
                 if entity_text is not None and entity_text in shown[:k]:
@@ -347,6 +384,52 @@ async def _score(
     for s in stored.values():
         s.backend.hybrid_weight = DEFAULT_HYBRID_WEIGHT
     return scores
+
+
+FLOORS = (0.0, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
+
+
+async def _floor_sweep(
+    corpus: Corpus, stored: dict[str, Stored], floors: Sequence[float]
+) -> dict[str, Any]:
+    """Per relevance floor, default mode: the memory block's recall@5/@10 on the answerable
+    questions, and its precision on the unanswerable ones (the share that get no block)."""
+    out: dict[str, Any] = {}
+    for floor in floors:
+        options = RetrievalOptions(relevance_floor=floor)
+        recalls: dict[int, list[float]] = {5: [], 10: []}
+        for q in corpus.questions:
+            s = stored[q.user_id]
+            scope = Scope(user_id=q.user_id, conversation_id=s.conversation_id)
+            wanted = [s.contents[e] for e in q.evidence]
+            entity_text = s.contents[q.entity] if q.entity is not None else None
+            for k in recalls:
+                block = await retrieve_memories(
+                    s.backend, scope, s.conversation_id, q.question, k, options
+                )
+                shown = [h.content for h in block]
+                value = recall(wanted, shown, k)
+                if entity_text is not None and entity_text in shown:
+                    value = 1.0
+                recalls[k].append(value)
+        empty = 0
+        for q in corpus.negatives:
+            s = stored[q.user_id]
+            scope = Scope(user_id=q.user_id, conversation_id=s.conversation_id)
+            block = await retrieve_memories(
+                s.backend, scope, s.conversation_id, q.question, 5, options
+            )
+            empty += not block
+        out[f"{floor:g}"] = {
+            "block_recall@5": _mean(recalls[5]),
+            "block_recall@10": _mean(recalls[10]),
+            "precision_unanswerable": empty / len(corpus.negatives) if corpus.negatives else None,
+        }
+    return out
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 # -- one corpus ------------------------------------------------------------------------------
@@ -386,7 +469,11 @@ def _verdict(summary: dict[str, Any]) -> dict[str, Any]:
     default = rows["default"]["overall"]["@10"]
     best_single = max(rows["text"]["overall"]["@10"], rows["vector"]["overall"]["@10"])
     best_label = max(rows, key=lambda label: (rows[label]["overall"]["@10"], label == "default"))
+    at_default = summary.get("floor_sweep", {}).get(f"{DEFAULT_RELEVANCE_FLOOR:g}", {})
+    precision = at_default.get("precision_unanswerable")
     return {
+        "precision_unanswerable_at_default_floor": precision,
+        "meets_precision_target": precision is not None and precision >= TARGET_PRECISION,
         "message_recall_at_10_default": default,
         "meets_recall_target": default >= TARGET_RECALL_AT_10,
         "margin_points_over_best_single_mode": (default - best_single) * 100,
@@ -410,10 +497,14 @@ async def _run_corpus(
         start = time.perf_counter()
         scores = await _score(corpus, stored, modes, args.quiet)
         score_s = time.perf_counter() - start
+        floors = sorted({*FLOORS, DEFAULT_RELEVANCE_FLOOR})
+        sweep = await _floor_sweep(corpus, stored, floors)
     finally:
         await root.aclose()
     summary = _summary(corpus, scores, modes)
     summary["seconds"] = {"ingest": ingest_s, "questions": score_s}
+    summary["floor_sweep"] = sweep
+    summary["unanswerable_questions"] = len(corpus.negatives)
     summary["verdict"] = _verdict(summary)
     return summary
 
@@ -449,7 +540,27 @@ def _render_corpus(summary: dict[str, Any]) -> list[str]:
         for label, row in rows.items():
             cells = " ".join(f"{_fmt(row['by_type'][t]['@10']):>14}" for t in types)
             lines.append(f"  {label:<14} {cells}")
+    lines += [
+        "",
+        f"  relevance floor sweep (default mode; precision = share of the "
+        f"{summary['unanswerable_questions']} unanswerable questions that get no block)",
+        f"  {'floor':>6} {'block R@5':>10} {'block R@10':>11} {'precision':>10}",
+    ]
+    for floor, row in summary["floor_sweep"].items():
+        mark = " <- default" if float(floor) == DEFAULT_RELEVANCE_FLOOR else ""
+        lines.append(
+            f"  {floor:>6} {_fmt(row['block_recall@5']):>10} {_fmt(row['block_recall@10']):>11} "
+            f"{_fmt(row['precision_unanswerable']):>10}{mark}"
+        )
     v = summary["verdict"]
+    if v["precision_unanswerable_at_default_floor"] is not None:
+        lines += [
+            "",
+            f"  precision on unanswerable questions at the default floor "
+            f"{DEFAULT_RELEVANCE_FLOOR:g}: {v['precision_unanswerable_at_default_floor']:.3f} "
+            f"(target >= {TARGET_PRECISION:.2f}: "
+            f"{'met' if v['meets_precision_target'] else 'MISSED'})",
+        ]
     lines += [
         "",
         f"  message search recall@10, default mode: {v['message_recall_at_10_default']:.3f} "
@@ -468,8 +579,8 @@ def render(results: dict[str, Any]) -> str:
         f"nams-local benchmark: {NAME}",
         f"  embedder {results['embedder']}; default hybrid weight (vector share) "
         f"{DEFAULT_HYBRID_WEIGHT}; recall = |evidence in top k| / |evidence|, mean over questions",
-        "  memory block: retrieve_memories(limit=k); a question is fully recalled there when the "
-        "fact's entity is in the block",
+        "  memory block: retrieve_memories(limit=k), no relevance floor (the sweep below each "
+        "set adds it); a question is fully recalled there when the fact's entity is in the block",
     ]
     for summary in results["corpora"]:
         lines += _render_corpus(summary)
@@ -526,6 +637,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--locomo", type=Path, action="append", default=[], help="also score this LoCoMo JSON file"
     )
     data.add_argument("--no-synthetic", action="store_true", help="score only the --locomo files")
+    data.add_argument(
+        "--household-users",
+        type=int,
+        default=30,
+        help="users of the second (household) set, 0 to skip it, default: %(default)s",
+    )
     engine = parser.add_argument_group("engine")
     add_embedder_options(engine)
     engine.add_argument(
@@ -561,6 +678,8 @@ def main(argv: list[str] | None = None) -> int:
     started = machine()
     embedder: BaseEmbedder = chosen_embedder(args)
     corpora: list[Corpus] = [] if args.no_synthetic else [synthetic_corpus(args)]
+    if not args.no_synthetic and args.household_users > 0:
+        corpora.append(household_corpus(args))
     for path in args.locomo:
         try:
             corpora.append(load_locomo(path))

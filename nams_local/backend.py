@@ -91,6 +91,10 @@ class Capabilities:
     #: ``invalidate_relationship`` works. Without it those arguments are dropped (the
     #: hosted client says so once) and ``invalidate_relationship`` is not supported.
     relationship_validity: bool = False
+    #: Default-mode search scores compare across queries (a nonsense query scores low), so
+    #: retrieval may drop hits below a relevance floor: the local engine with embeddings.
+    #: Hosted NAMS does not say so, and text-only search normalises per search: off there.
+    relevance_scores: bool = False
 
 
 @runtime_checkable

@@ -392,13 +392,17 @@ class SearchResult(NamsModel, Generic[T]):
     """Ranked search hits, best first.
 
     ``search_type`` names the mode that ran. Every item carries ``score`` in [0, 1],
-    higher is better:
+    higher is better. On the local engine vector and hybrid scores mean the same in every
+    search (a query that matches nothing scores low; docs/retrieval.md):
 
-    - ``vector``: the cosine similarity of query and text embeddings, clipped at 0;
-    - ``text``: the BM25 relevance divided by the best BM25 relevance of the same search
-      (so the best text hit scores 1.0 and scores compare only within one search);
-    - ``hybrid``: ``w * vector + (1 - w) * text`` with both parts defined as above
-      (a part is 0 for an item the other search alone found).
+    - ``vector``: the cosine similarity of query and text embeddings, clipped at 0 (a long
+      message's best sentence, when that is closer than the whole);
+    - ``text``: half the share of the query's terms the text contains, half
+      ``t / (t + 4)`` with ``t`` the BM25 relevance per query term, divided by the best
+      hit's (so the best text hit scores 1.0, as in the hosted contract);
+    - ``hybrid``: ``1 - (1 - v)^(2w) (1 - t)^(2(1 - w))``, ``v`` the vector score and
+      ``t`` the text score before that division (a part is 0 for an item the other
+      search alone found).
     """
 
     items: list[T] = Field(default_factory=list)

@@ -8,7 +8,13 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
   request finished first, so the same memory gives the same prompt every time;
 - when the backend has ``user_message_search``, the cross-session source makes one call
   instead of 1 + 2·N; it yields the same hits as the per-conversation path;
-- every lookup has a timeout, so a hanging backend costs a warning, not the model call.
+- every lookup has a timeout, so a hanging backend costs a warning, not the model call;
+- "nothing relevant" is an answer: when the backend's scores compare across queries
+  (``capabilities.relevance_scores``, the local engine), message and entity hits below
+  ``RetrievalOptions.relevance_floor`` are dropped before merging, and an entity below it
+  is not expanded into graph hits, so a question the memory cannot answer gets no block
+  instead of whatever is nearest. Reasoning steps carry no score and are kept, as the
+  provider keeps them. Backends without comparable scores (hosted NAMS) keep every hit.
 
 Every failure is logged once through the ``MemoryLogger`` and the source counts as empty.
 """
@@ -38,6 +44,7 @@ from .scope import Scope
 __all__ = [
     "DEFAULT_CROSS_SESSION_LIMIT",
     "DEFAULT_GRAPH_EXPANSION_LIMIT",
+    "DEFAULT_RELEVANCE_FLOOR",
     "MAX_TOTAL",
     "MemoryHit",
     "MemorySource",
@@ -58,13 +65,23 @@ DEFAULT_GRAPH_EXPANSION_LIMIT = 2
 DIRECT_RESPONSE = "direct response"
 #: Seconds one backend lookup may take before it counts as failed.
 DEFAULT_LOOKUP_TIMEOUT = 10.0
+#: Hits scoring below this are "not relevant" (backends with ``relevance_scores``): a
+#: nonsense or off-topic question scores about 0.1, a paraphrased answer sharing no word
+#: with the question ("where do I live?" / "I moved to Bangalore in May.") about 0.38-0.46.
+#: Higher floors buy precision on on-topic non-answers at a large recall cost (the
+#: ``quality`` benchmark's floor sweep; docs/retrieval.md): 0.65 reaches 90 %.
+DEFAULT_RELEVANCE_FLOOR = 0.3
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryHit:
-    """One recalled memory (also what the ``query_memory`` tool returns)."""
+    """One recalled memory (also what the ``query_memory`` tool returns).
+
+    ``score`` is what the provider reports (an entity's confidence); ``relevance`` is the
+    search score the hit was found with, where the backend gives one (not sent to tools).
+    """
 
     content: str
     source: MemorySource
@@ -72,6 +89,7 @@ class MemoryHit:
     score: float | None = None
     #: A graph fact that no longer holds (shown with its interval, for a past question).
     superseded: bool = False
+    relevance: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"content": self.content, "source": self.source, "type": self.type}
@@ -88,6 +106,9 @@ class RetrievalOptions:
     graph_expansion_limit: int = DEFAULT_GRAPH_EXPANSION_LIMIT
     lookup_timeout: float = DEFAULT_LOOKUP_TIMEOUT
     logger: MemoryLogger = field(default_factory=default_logger)
+    #: Drop message and entity hits scoring below this (0 keeps all). Applies only to
+    #: backends whose scores compare across queries (``capabilities.relevance_scores``).
+    relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
 
 
 class _Lookups:
@@ -191,6 +212,7 @@ async def _cross_session(
     scope: Scope,
     conversation_id: str,
     query: str,
+    floor: _Floor,
 ) -> list[MemoryHit]:
     n = lookups.options.cross_session_limit
     if n <= 0:
@@ -238,7 +260,9 @@ async def _cross_session(
     seen: set[str] = set()
     for messages, steps in groups:
         candidates = [
-            MemoryHit(content=m.content, source="cross-session", type="message") for m in messages
+            MemoryHit(content=m.content, source="cross-session", type="message", relevance=m.score)
+            for m in messages
+            if floor.keeps(m.score)
         ] + _reasoning_hits(steps, "cross-session")
         for hit in candidates:
             k = hit.content.strip()
@@ -337,6 +361,21 @@ def _triple(subject: str, rel: EntityRelationship) -> str:
     return f"({subject})-[{label}]->({other})"
 
 
+@dataclass(frozen=True, slots=True)
+class _Floor:
+    """The relevance floor in force for one retrieval (0: keep everything)."""
+
+    value: float
+
+    @classmethod
+    def of(cls, backend: MemoryBackend, options: RetrievalOptions) -> _Floor:
+        calibrated = getattr(backend.capabilities, "relevance_scores", False) is True
+        return cls(options.relevance_floor if calibrated else 0.0)
+
+    def keeps(self, score: float | None) -> bool:
+        return score is None or self.value <= 0.0 or score >= self.value
+
+
 def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:
     merged: list[MemoryHit] = []
     if cap <= 0:
@@ -364,6 +403,7 @@ async def retrieve_memories(
     cross-session, reasoning]."""
     opts = options or RetrievalOptions()
     lookups = _Lookups(opts)
+    floor = _Floor.of(backend, opts)
 
     async def search_current(q: str) -> list[Message]:
         result = await backend.search_messages(conversation_id, q, limit=limit)
@@ -377,8 +417,10 @@ async def retrieve_memories(
         _two_pass(lookups, "searchMessages", query, search_current, _message_key),
         _two_pass(lookups, "searchEntities", query, search_entities, _entity_key),
         lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
-        _cross_session(backend, lookups, scope, conversation_id, query),
+        _cross_session(backend, lookups, scope, conversation_id, query, floor),
     )
+    current = [m for m in current if floor.keeps(m.score)]
+    entities = [e for e in entities if floor.keeps(e.score)]
     steps = found_steps or []
     user = await _user_entity(backend, lookups, query)
     graph = await _graph_hits(backend, lookups, entities, query, user)
@@ -403,6 +445,7 @@ async def retrieve_memories(
                 source="long-term",
                 type=e.type if e.type is not None else "entity",
                 score=e.confidence,
+                relevance=e.score,
             ),
             alias=e.description if e.description is not None else e.name,
         )
@@ -411,9 +454,8 @@ async def retrieve_memories(
         push(graph_bucket, hit)
     conversation_bucket: list[MemoryHit] = []
     for m in current:
-        push(
-            conversation_bucket, MemoryHit(content=m.content, source="conversation", type="message")
-        )
+        hit = MemoryHit(content=m.content, source="conversation", type="message", relevance=m.score)
+        push(conversation_bucket, hit)
     cross_bucket: list[MemoryHit] = []
     for hit in cross:
         push(cross_bucket, hit)

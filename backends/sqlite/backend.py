@@ -243,6 +243,7 @@ class SQLiteBackend(MemoryBackend):
             graph_neighbourhood=True,
             vector_search=_store.vectors is not None,
             cypher_query=True,
+            relevance_scores=_store.vectors is not None,
         )
 
     def for_workspace(self, workspace: str) -> SQLiteBackend:

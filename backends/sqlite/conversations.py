@@ -42,7 +42,7 @@ from .rows import (
 )
 from .search import Ranked, bm25, rank
 from .store import Ctx, message_partition
-from .text import match_query, message_scope, scope_token
+from .text import match_query, message_scope, scope_token, terms
 from .vector_lane import QueuedVector
 from .vectors import Vector, Vectors
 
@@ -251,9 +251,10 @@ def _rank_in(
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
+    words = len(terms(query))
 
     def text_search(k: int) -> list[tuple[int, float]]:
-        return bm25(conn, "messages_fts", match, k)
+        return bm25(conn, "messages_fts", match, k, words)
 
     vector_search = None
     if vectors is not None and query_vector is not None:

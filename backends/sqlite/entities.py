@@ -37,7 +37,7 @@ from . import schema as s
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
 from .store import Ctx, entity_text
-from .text import entity_scope, match_query, phrase_query, scope_token
+from .text import entity_scope, match_query, phrase_query, scope_token, terms
 from .validity import Fact, invalidate, write_fact
 from .validity_rules import edge_validity
 from .vectors import Vector, Vectors
@@ -309,7 +309,7 @@ def search_entities(
     vectors = ctx.vectors
 
     def text_search(k: int) -> list[tuple[int, float]]:
-        return bm25(conn, "entities_fts", match, k)
+        return bm25(conn, "entities_fts", match, k, len(terms(query)))
 
     vector_search = None
     if vectors is not None and query_vector is not None:

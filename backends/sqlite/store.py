@@ -43,6 +43,7 @@ from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
 from .lanes import Lanes
+from .passages import PassageEmbedder, PassageIndex
 from .resolution import Resolution
 from .validity_rules import Supersession
 from .vector_lane import QueuedVector, VectorLane, queued_leftovers
@@ -77,6 +78,11 @@ class VectorState:
     embedder: Embedder
     messages: VectorIndex
     entities: CachedIndex
+
+    @property
+    def message_embedder(self) -> Embedder:
+        """What embeds stored messages: whole text plus passages (``passages``)."""
+        return PassageEmbedder(self.embedder)
 
 
 class SQLiteStore:
@@ -123,7 +129,9 @@ class SQLiteStore:
             kind: IndexKind = "sqlite-vec" if self.driver.vec_version else "numpy"
             self.vectors = VectorState(
                 embedder=embedder,
-                messages=make_index(kind, "messages", embedder.dimension),
+                messages=PassageIndex(
+                    make_index(kind, "messages", embedder.dimension), embedder.dimension
+                ),
                 entities=CachedIndex(
                     make_index(kind, "entities", embedder.dimension), embedder.dimension
                 ),
@@ -146,7 +154,7 @@ class SQLiteStore:
         self.vector_lane: VectorLane | None = None
         if self.vectors is not None:
             self.vector_lane = VectorLane(
-                self.vectors.embedder, self.vectors.messages, self._on_writer
+                self.vectors.message_embedder, self.vectors.messages, self._on_writer
             )
             if self._leftovers:
                 logger.info(
@@ -375,7 +383,7 @@ class SQLiteStore:
         ).all()
         for start in range(0, len(rows), _BACKFILL_BATCH):
             batch = rows[start : start + _BACKFILL_BATCH]
-            vectors = v.embedder.embed([r.content for r in batch])
+            vectors = v.message_embedder.embed([r.content for r in batch])
             v.messages.add(
                 conn,
                 [(r.pk, message_partition(r.workspace, r.user_id), r.id) for r in batch],

@@ -27,6 +27,7 @@ Vectors = NDArray[np.float32]
 __all__ = [
     "CHUNK_SIZE",
     "CachedIndex",
+    "IndexWrapper",
     "NumpyIndex",
     "SqliteVecIndex",
     "Vector",
@@ -287,7 +288,25 @@ class _Partition:
         return [(int(self.pks[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
 
 
-class CachedIndex:
+class IndexWrapper:
+    """What a ``VectorIndex`` wrapping another one passes through unchanged (its kind,
+    table, dimension; creating and dropping it). ``CachedIndex`` and
+    ``passages.PassageIndex`` build on it."""
+
+    def __init__(self, inner: VectorIndex, dimension: int) -> None:
+        self.inner = inner
+        self.kind: IndexKind = inner.kind
+        self.table = inner.table
+        self.dimension = dimension
+
+    def create(self, conn: Connection) -> None:
+        self.inner.create(conn)
+
+    def drop(self, conn: Connection) -> None:
+        self.inner.drop(conn)
+
+
+class CachedIndex(IndexWrapper):
     """A ``VectorIndex`` whose partitions are also held in memory for searching.
 
     Writes go to the wrapped index (the truth, on disk) and patch the loaded partitions;
@@ -298,10 +317,7 @@ class CachedIndex:
     """
 
     def __init__(self, inner: VectorIndex, dimension: int) -> None:
-        self.inner = inner
-        self.kind: IndexKind = inner.kind
-        self.table = inner.table
-        self.dimension = dimension
+        super().__init__(inner, dimension)
         self._parts: dict[str, _Partition] = {}
 
     def reset(self) -> None:
@@ -314,11 +330,11 @@ class CachedIndex:
 
     def create(self, conn: Connection) -> None:
         self._parts.clear()
-        self.inner.create(conn)
+        super().create(conn)
 
     def drop(self, conn: Connection) -> None:
         self._parts.clear()
-        self.inner.drop(conn)
+        super().drop(conn)
 
     def add(
         self,

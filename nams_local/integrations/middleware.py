@@ -21,6 +21,7 @@ from ..retrieval import (
     DEFAULT_CROSS_SESSION_LIMIT,
     DEFAULT_GRAPH_EXPANSION_LIMIT,
     DEFAULT_LOOKUP_TIMEOUT,
+    DEFAULT_RELEVANCE_FLOOR,
     MemoryHit,
     RetrievalOptions,
     retrieve_memories,
@@ -42,6 +43,8 @@ class MemoryConfig:
     cross_session_limit: int = DEFAULT_CROSS_SESSION_LIMIT
     graph_expansion_limit: int = DEFAULT_GRAPH_EXPANSION_LIMIT
     lookup_timeout: float = DEFAULT_LOOKUP_TIMEOUT
+    #: Memories scoring below this are left out (backends with comparable scores only).
+    relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
     workspace_id: str | None = None
     logger: MemoryLogger = field(default_factory=default_logger)
 
@@ -109,6 +112,7 @@ class MemoryMiddleware:
             cross_session_limit=self.config.cross_session_limit,
             graph_expansion_limit=self.config.graph_expansion_limit,
             lookup_timeout=self.config.lookup_timeout,
+            relevance_floor=self.config.relevance_floor,
             logger=self.logger,
         )
         try:

@@ -77,6 +77,7 @@ def _query_tool(context: MemoryToolContext, config: MemoryConfig) -> Tool:
         cross_session_limit=config.cross_session_limit,
         graph_expansion_limit=config.graph_expansion_limit,
         lookup_timeout=config.lookup_timeout,
+        relevance_floor=config.relevance_floor,
         logger=context.logger,
     )
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._quality_data import QUESTION_TYPES, generate_quality
+from benchmarks._quality_household import HOUSEHOLD_TYPES, generate_household
 from benchmarks._report import replace_section
 from benchmarks.quality import load_locomo, main, recall
 
@@ -19,6 +20,7 @@ TINY = [
     "--distractor-entities", "5",
     "--embedder", "hashing",
     "--weights", "0.7",
+    "--household-users", "2",
     "--quiet",
 ]  # fmt: skip
 
@@ -50,9 +52,31 @@ def test_the_synthetic_set_is_deterministic_and_consistent() -> None:
                 assert len(evidence) == 1
 
 
+def test_the_household_set_is_deterministic_with_multi_hop_and_temporal_questions() -> None:
+    one = generate_household(users=4, sessions=6, turns_per_session=16, seed=3)
+    assert one == generate_household(users=4, sessions=6, turns_per_session=16, seed=3)
+    assert one != generate_household(users=4, sessions=6, turns_per_session=16, seed=4)
+    assert {q.type for q in one.questions} <= set(HOUSEHOLD_TYPES)
+    texts = {m.key: m.content for u in one.users for m in u.messages}
+    for q in one.questions:
+        assert len(q.evidence) == (2 if q.type == "multi-hop" else 1)
+        if q.type == "temporal":  # the asked month is named in the evidence
+            month = q.question.rsplit(" ", 1)[-1].rstrip("?")
+            assert month in texts[q.evidence[0]]
+    asked = {(q.user_id, q.fact) for q in one.questions}
+    assert one.negatives and all((n.user_id, n.fact) not in asked for n in one.negatives)
+    assert all(not n.evidence for n in one.negatives)
+
+
 def test_quality_benchmark_scores_every_mode_and_target(tmp_path: Path) -> None:
     results, readme = run(tmp_path)
-    (synthetic,) = results["corpora"]
+    synthetic, household = results["corpora"]
+    assert household["corpus"] == "household" and household["questions"] == 2 * 5
+    assert set(household["recall"]) == {"messages", "memory block"}
+    for row in [*synthetic["floor_sweep"].values(), *household["floor_sweep"].values()]:
+        assert 0 <= row["precision_unanswerable"] <= 1  # unanswerable questions were asked
+    sweep = synthetic["floor_sweep"]
+    assert sweep["0"]["precision_unanswerable"] == 0  # no floor: something always comes back
     assert synthetic["questions"] == 16 and synthetic["messages"] == 4 * 3 * 8
     table = synthetic["recall"]
     assert set(table) == {"messages", "entities", "memory block"}

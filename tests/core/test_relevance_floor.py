@@ -1,0 +1,83 @@
+""" "Nothing relevant" as an answer: the relevance floor of retrieval.
+
+On the local engine (scores that compare across queries) a question the memory cannot
+answer gets no block, while an answerable one keeps its evidence. Through the hosted
+client, whose backend does not promise comparable scores, every hit is kept, as the
+provider keeps them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from backends.hosted import HostedBackend
+from backends.sqlite import SQLiteBackend
+from nams_local import NewMessage, default_embedder
+from nams_local.retrieval import RetrievalOptions, retrieve_memories
+from nams_local.scope import Scope
+from nams_local.server.app import create_app
+from tests.asgi import hosted_in_process
+from tests.data.unrelated_chat import UNRELATED_CHAT
+from tests.recording_logger import RecordingLogger
+
+USER = Scope(user_id="alex")
+FACT = "We moved into a small flat in Porto in the spring."
+
+
+@pytest.fixture
+async def engine_with_vectors() -> AsyncIterator[SQLiteBackend]:
+    async with SQLiteBackend(":memory:", embedder=default_embedder(), extraction="off") as backend:
+        yield backend
+
+
+async def _conversation(backend: SQLiteBackend | HostedBackend, engine: SQLiteBackend) -> str:
+    conv = await backend.create_conversation("alex")
+    lines = [*UNRELATED_CHAT[:40], FACT]
+    await backend.add_messages(conv.id, [NewMessage(role="user", content=t) for t in lines])
+    await backend.add_entity("Porto", "Location", "City the user lives in.")
+    if engine.store.vector_lane is not None:  # a busy machine embeds slower than reads wait
+        await engine.store.vector_lane.drained()
+    return conv.id
+
+
+async def test_a_nonsense_query_gets_no_memories(engine_with_vectors: SQLiteBackend) -> None:
+    logger = RecordingLogger()
+    conv = await _conversation(engine_with_vectors, engine_with_vectors)
+    options = RetrievalOptions(logger=logger)
+    hits = await retrieve_memories(
+        engine_with_vectors, USER, conv, "zzqxv-nothing-matches", 5, options
+    )
+    assert hits == []
+    city = await retrieve_memories(
+        engine_with_vectors, USER, conv, "Which city do I live in?", 5, options
+    )
+    assert "Porto — City the user lives in." in [h.content for h in city]
+    flat = await retrieve_memories(
+        engine_with_vectors, USER, conv, "Which city did we move into a flat in?", 5, options
+    )
+    assert FACT in [h.content for h in flat]
+    answer = [*city, *flat]
+    assert all(h.relevance is not None and h.relevance >= options.relevance_floor for h in answer)
+    assert logger.records == []
+
+
+async def test_a_floor_of_zero_keeps_the_nearest(engine_with_vectors: SQLiteBackend) -> None:
+    conv = await _conversation(engine_with_vectors, engine_with_vectors)
+    options = RetrievalOptions(relevance_floor=0.0)
+    hits = await retrieve_memories(
+        engine_with_vectors, USER, conv, "zzqxv-nothing-matches", 5, options
+    )
+    assert len(hits) == 5
+
+
+async def test_the_hosted_client_keeps_every_hit(engine_with_vectors: SQLiteBackend) -> None:
+    async with hosted_in_process(
+        create_app(engine_with_vectors), f"floor-{uuid.uuid4().hex}"
+    ) as client:
+        assert client.capabilities.relevance_scores is False
+        conv = await _conversation(client, engine_with_vectors)
+        hits = await retrieve_memories(client, USER, conv, "zzqxv-nothing-matches", 5)
+    assert len(hits) == 5
