@@ -13,8 +13,11 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
   (``capabilities.relevance_scores``, the local engine), message and entity hits below
   ``RetrievalOptions.relevance_floor`` are dropped before merging, and an entity below it
   is not expanded into graph hits, so a question the memory cannot answer gets no block
-  instead of whatever is nearest. Reasoning steps carry no score and are kept, as the
-  provider keeps them. Backends without comparable scores (hosted NAMS) keep every hit.
+  instead of whatever is nearest (a first-person question with at least one entity above
+  the floor keeps every entity it found: "what do you remember about me?" is answered by
+  the whole profile, as the seed's self-reference trap expects). Reasoning steps carry no
+  score and are kept, as the provider keeps them. Backends without comparable scores
+  (hosted NAMS) keep every hit.
 
 Every failure is logged once through the ``MemoryLogger`` and the source counts as empty.
 """
@@ -420,7 +423,10 @@ async def retrieve_memories(
         _cross_session(backend, lookups, scope, conversation_id, query, floor),
     )
     current = [m for m in current if floor.keeps(m.score)]
-    entities = [e for e in entities if floor.keeps(e.score)]
+    relevant = [e for e in entities if floor.keeps(e.score)]
+    # A question about the user ("what do you remember about me?") that finds one relevant
+    # entity keeps the rest of what it found: the user's profile answers it as a whole.
+    entities = entities if relevant and about_user(query) else relevant
     steps = found_steps or []
     user = await _user_entity(backend, lookups, query)
     graph = await _graph_hits(backend, lookups, entities, query, user)

@@ -18,6 +18,7 @@ from .json_depth import MAX_JSON_DEPTH, check_json_depth
 from .models import MESSAGE_ROLES, NewMessage, SearchMode, ToolCallStatus
 
 __all__ = [
+    "DATE_SCHEMA",
     "MAX_DURATION_MS",
     "MAX_ENTITY_NAME_CHARS",
     "MAX_JSON_DEPTH",
@@ -189,30 +190,38 @@ def check_mode(mode: str | None) -> SearchMode | None:
 
 
 #: A date as precise as it was stated: ``2021``, ``2021-03`` or ``2021-03-15``.
-_PARTIAL_DATE = re.compile(r"\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)?")
+_PARTIAL_DATE = re.compile(r"\d{4}(?:-(?:0[1-9]|1[0-2]))?")
+_FULL_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: RFC 3339 date-time (what JSON Schema's ``date-time`` format means), seconds required.
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
+
+#: The same rule as a JSON Schema (the server's OpenAPI document publishes it).
+DATE_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "pattern": "^[0-9]{4}(-(0[1-9]|1[0-2]))?$"},
+        {"type": "string", "format": "date"},
+        {"type": "string", "format": "date-time"},
+    ]
+}
 
 
 def check_date(value: str | None, name: str) -> str | None:
-    """A validity date (``validFrom``, ``validUntil``, ``asOf``): ``YYYY``, ``YYYY-MM``,
-    ``YYYY-MM-DD`` or an ISO-8601 date-time (its UTC day is kept). Returned normalised."""
+    """A validity date (``validFrom``, ``validUntil``, ``asOf``): ``YYYY``, ``YYYY-MM``, a
+    calendar date ``YYYY-MM-DD`` or an RFC 3339 date-time (its UTC day is kept): exactly
+    ``DATE_SCHEMA``. Returned as precise as stated."""
     if value is None:
         return None
+    wrong = f"{name} must be a date such as 2021, 2021-03 or 2021-03-15, got {value!r}"
     if not isinstance(value, str) or len(value) > 40:
         raise InvalidInputError(f"{name} must be a date such as 2021, 2021-03 or 2021-03-15")
-    text = value.strip()
-    if _PARTIAL_DATE.fullmatch(text):
-        if len(text) == 10:
-            try:
-                date.fromisoformat(text)
-            except ValueError:
-                raise InvalidInputError(f"{name} is not a calendar date: {value!r}") from None
-        return text
+    if _PARTIAL_DATE.fullmatch(value):
+        return value
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if _FULL_DATE.fullmatch(value):
+            return date.fromisoformat(value).isoformat()
+        if not _DATE_TIME.fullmatch(value):
+            raise InvalidInputError(wrong)
+        moment = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
     except ValueError:
-        raise InvalidInputError(
-            f"{name} must be a date such as 2021, 2021-03 or 2021-03-15, got {value!r}"
-        ) from None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.date().isoformat()
+        raise InvalidInputError(f"{name} is not a calendar date: {value!r}") from None
+    return moment.astimezone(UTC).date().isoformat()

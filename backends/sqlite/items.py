@@ -38,9 +38,9 @@ from nams_local.items import (
 )
 
 from . import schema as s
-from .search import fuse
+from .search import bm25, fuse
 from .store import Ctx
-from .text import match_query, scope_token
+from .text import match_query, scope_token, terms
 
 __all__ = ["MAX_FILTER_SCAN", "MAX_QUERY_CANDIDATES", "run_batch"]
 
@@ -198,17 +198,11 @@ def _candidates(ctx: Ctx, op: ItemSearch, now: float) -> list[Row[Any]]:
 
 
 def _text_hits(ctx: Ctx, query: str, k: int) -> list[tuple[int, float]]:
+    """Text scores on message search's absolute scale (``search.bm25``), so they fuse with
+    vector similarities the same way: a raw BM25 is near 0 in a small store."""
     match = match_query(query, _scope(ctx))
-    if match is None:
-        return []
-    rows = ctx.conn.execute(
-        text(
-            f"SELECT rowid, -bm25({_FTS}, 1.0, 0.0) FROM {_FTS} WHERE {_FTS} MATCH :q "
-            f"ORDER BY bm25({_FTS}, 1.0, 0.0) LIMIT :k"
-        ),
-        {"q": match, "k": k},
-    ).all()
-    return [(int(pk), float(score)) for pk, score in rows]
+    rank = f"bm25({_FTS}, 1.0, 0.0)"
+    return bm25(ctx.conn, _FTS, match, k, len(terms(query)), rank=rank)
 
 
 def _ranked(
@@ -234,8 +228,12 @@ def _ranked(
             )
             sims = matrix @ query_vector.astype(np.float32)
             vector_hits = [(pk, float(sim)) for pk, sim in zip(embedded, sims, strict=True)]
-    effective = weight if query_vector is not None else 0.0
-    fused = fuse(text_hits, vector_hits, effective)
+    # Scores compare across rows only if every row has a vector of this embedder: a row
+    # without one would lose the vector share of its score to rows that have one (an
+    # exact text match ranked below a near one). Mixed items rank by text alone.
+    comparable = query_vector is not None and len(vector_hits) == len(indexed)
+    effective = weight if comparable else 0.0
+    fused = fuse(text_hits, vector_hits if comparable else [], effective)
     order = {int(r.pk): n for n, r in enumerate(rows)}
     fused.sort(key=lambda r: (-r.score, order[r.pk]))
     scored = {r.pk for r in fused}

@@ -64,17 +64,23 @@ def candidates(limit: int) -> int:
 
 
 def bm25(
-    conn: Connection, fts_table: str, match: str | None, k: int, terms: int = 1
+    conn: Connection,
+    fts_table: str,
+    match: str | None,
+    k: int,
+    terms: int = 1,
+    rank: str = "rank",
 ) -> list[tuple[int, float]]:
     """``(rowid, score)`` of the best ``k`` FTS rows by BM25, best first, the score in
     [0, 1] and comparable across searches (``text_score``); ``terms`` is the number of
-    query terms the match expression ORs together."""
+    query terms the match expression ORs together. ``rank`` is the ranking expression, for
+    a table whose ``rank`` option is not set to weigh its text column alone."""
     if match is None:
         return []
     rows = conn.execute(
         text(
-            f"SELECT rowid, -rank, highlight({fts_table}, 0, char(1), char(2)) "
-            f"FROM {fts_table} WHERE {fts_table} MATCH :q ORDER BY rank LIMIT :k"
+            f"SELECT rowid, -{rank}, highlight({fts_table}, 0, char(1), char(2)) "
+            f"FROM {fts_table} WHERE {fts_table} MATCH :q ORDER BY {rank} LIMIT :k"
         ),
         {"q": match, "k": k},
     ).all()

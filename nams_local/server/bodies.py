@@ -12,18 +12,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
 from nams_local.backend import DEFAULT_SEARCH_LIMIT, MAX_BULK_MESSAGES, MAX_LIST_LIMIT
 from nams_local.models import MESSAGE_ROLES, ConversationMetadata, ToolCallStatus
-from nams_local.validation import MAX_DURATION_MS
+from nams_local.validation import DATE_SCHEMA, MAX_DURATION_MS
 
 __all__ = [
     "AS_OF",
     "LABEL_PATTERN",
     "MAX_LABEL_LENGTH",
     "AddMessageBody",
+    "AsOf",
     "BulkMessagesBody",
     "CreateApiKeyBody",
     "CreateConversationBody",
@@ -212,27 +214,32 @@ class CreateApiKeyBody(Body):
 
 
 # -- extensions ----------------------------------------------------------------------
+#: A validity date, published as exactly what ``check_date`` accepts.
+DateText = Annotated[str, Field(json_schema_extra=DATE_SCHEMA)]
+
+
 class CreateRelationshipBody(Body):
     source_id: NonBlank
     target_id: NonBlank
     type: NonBlank
     properties: dict[str, Any] | None = None
-    confidence: float | None = None
+    confidence: float | None = Field(default=None, json_schema_extra={"minimum": 0, "maximum": 1})
     #: Validity (``relationshipValidity``): ``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``.
-    valid_from: str | None = None
-    valid_until: str | None = None
+    valid_from: DateText | None = None
+    valid_until: DateText | None = None
     #: ``false``: write as is, close no earlier edge of a single-valued type.
     supersede: bool = True
 
 
 class InvalidateRelationshipBody(Body):
-    valid_until: str | None = None
+    valid_until: DateText | None = None
 
 
 #: The ``asOf`` query parameter of graph reads.
 AS_OF = (
     "nams-local extension: only relationships that held at this date (YYYY, YYYY-MM or YYYY-MM-DD)"
 )
+AsOf = Annotated[str | None, Query(alias="asOf", description=AS_OF, json_schema_extra=DATE_SCHEMA)]
 
 
 class UserMessageSearchBody(Body):

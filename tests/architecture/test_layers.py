@@ -30,6 +30,7 @@ TYPES_LAYER = {
     "nams_local.backend",
     "nams_local.errors",
     "nams_local.items",
+    "nams_local.json_depth",
     "nams_local.models",
     "nams_local.settings",
     "nams_local.validation",

@@ -8,12 +8,13 @@ traceback (up to 123 lines), and ``NAMS_BACKEND=foo`` was silently accepted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -102,15 +103,37 @@ def test_a_bad_database_path_is_one_line(tmp_path: Path, command: str, case: str
     assert_one_line_failure(done, f"nams-local {command}:", str(db), expected)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
-def test_a_read_only_directory_is_one_line(tmp_path: Path) -> None:
-    folder = tmp_path / "ro"
+@contextlib.contextmanager
+def read_only_directory(folder: Path) -> Iterator[Path]:
+    """A directory nobody can create a file in. ``chmod 555`` stops every user but root;
+    root (this sandbox, CI) gets a read-only tmpfs mounted there instead, which stops root
+    too. Where root may not mount (an unprivileged container) the case cannot be made."""
     folder.mkdir()
-    folder.chmod(0o555)
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o755)
+        return
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"root cannot mount a read-only tmpfs here: {mounted.stderr.strip()}")
     try:
-        done = nams_local(tmp_path, "info", "--db", str(folder / "m.db"), "--no-embeddings")
+        yield folder
     finally:
-        folder.chmod(0o755)
+        subprocess.run(["umount", str(folder)], timeout=30, check=True)
+
+
+def test_a_read_only_directory_is_one_line(tmp_path: Path) -> None:
+    with read_only_directory(tmp_path / "ro") as folder:
+        done = nams_local(tmp_path, "info", "--db", str(folder / "m.db"), "--no-embeddings")
     assert_one_line_failure(done, "not writable")
 
 

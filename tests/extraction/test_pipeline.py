@@ -225,7 +225,7 @@ async def test_the_mode_is_configuration(monkeypatch: pytest.MonkeyPatch) -> Non
     finally:
         await engine.aclose()
     monkeypatch.setenv("NAMS_EXTRACTION", "eventually")
-    with pytest.raises(InvalidInputError, match="extraction must be"):
+    with pytest.raises(InvalidInputError, match="NAMS_EXTRACTION must be"):
         open_local_backend(":memory:", embeddings=False)
 
 

@@ -21,7 +21,7 @@ from nams_local.models import (
 
 from .. import responses as R
 from ..bodies import (
-    AS_OF,
+    AsOf,
     CreateEntityBody,
     EntityFeedbackBody,
     MergeEntitiesBody,
@@ -57,7 +57,7 @@ async def create_entity(body: CreateEntityBody, backend: Backend) -> dict[str, A
 @router.get("/entities/graph", **answers(EntityGraph))
 async def get_graph(
     backend: Backend,
-    as_of: Annotated[str | None, Query(alias="asOf", description=AS_OF)] = None,
+    as_of: AsOf = None,
 ) -> dict[str, Any]:
     return (await backend.get_graph(as_of)).to_wire()
 

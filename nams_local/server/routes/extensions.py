@@ -18,8 +18,8 @@ from nams_local.models import Entity, EntityGraph, Relationship
 
 from .. import responses as R
 from ..bodies import (
-    AS_OF,
     NOT_BLANK,
+    AsOf,
     CreateRelationshipBody,
     ExpandGraphBody,
     InvalidateRelationshipBody,
@@ -115,7 +115,7 @@ async def entity_neighbourhood(
     depth: Annotated[
         int, Query(description="1 to 5", json_schema_extra={"minimum": 1, "maximum": 5})
     ] = 1,
-    as_of: Annotated[str | None, Query(alias="asOf", description=AS_OF)] = None,
+    as_of: AsOf = None,
 ) -> dict[str, Any]:
     return (await backend.entity_neighbourhood(id, depth, as_of)).to_wire()
 
