@@ -26,18 +26,23 @@ PEAK_BUDGET_MB = 200
 KEPT_BUDGET_MB = 80
 
 _PROBE = r"""
-import json, random, resource
+import json, random
 from nams_local.embeddings import MiniLMEmbedder
 
-def rss_mb():
+def status_mb(field):
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+    raise RuntimeError("no " + field)
+
+def rss_mb():
+    return status_mb("VmRSS")
 
 def peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM belongs to this process's own memory map: getrusage's ru_maxrss survives exec,
+    # so a child of a big process (a pytest-xdist worker) would report its parent's size.
+    return status_mb("VmHWM")
 
 words = "the quick brown fox jumps over a lazy dog while memory graphs grow".split()
 rng = random.Random(15)
