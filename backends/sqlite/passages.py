@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: A message of at least this many sentences gets passage vectors.
-MIN_SENTENCES = 3
+MIN_SENTENCES = 5
 #: At most this many passage vectors per message (sentences are grouped beyond it).
 MAX_PASSAGES = 6
 #: Index rows of one message: ``pk`` (whole text), ``pk + STRIDE``, ``pk + 2 * STRIDE``…
