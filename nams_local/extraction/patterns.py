@@ -72,6 +72,9 @@ class Trigger:
     #: after "to" right behind the first one starts ("moved from X to Y").
     ends: bool = False
     to_next: bool = False
+    #: The object named after "over" / "rather than" / "instead of" right behind the first
+    #: one ends ("I prefer tea over coffee": tea is preferred, coffee no longer is).
+    over_next: bool = False
 
 
 def _routes(**by_type: str) -> MappingProxyType[str | None, Route]:
@@ -265,6 +268,7 @@ TRIGGERS: tuple[Trigger, ...] = (
             "loving enjoy enjoys enjoyed adore adores adored swear swears fan fav "
             "favourite favorite"
         ),
+        over_next=True,
     ),
     Trigger(
         "located_in",

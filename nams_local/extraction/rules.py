@@ -605,6 +605,8 @@ def _verb_facts(state: _Message, sentence: Sentence) -> None:
                 found_any = True
                 if trigger.to_next:
                     _then_to(state, sentence, subject, cand, routed, kind, window_end, when)
+                if trigger.over_next and not ended:
+                    _over_next(state, sentence, subject, cand, routed, kind, window_end, when)
     _where_i(state, sentence)
     if not found_any and not matches:
         _implied_use(state, sentence)
@@ -649,6 +651,36 @@ def _then_to(
         if cand.type is None:
             cand.type, cand.confidence = kind, LIKELY
         state.relate(subject, cand, rel, SURE, when=when)
+        return
+
+
+#: "prefer X over Y": what stands between X and the Y it is preferred to.
+_OVER_NEXT = re.compile(
+    r"\s*,?\s+(?:over|rather\s+than|instead\s+of)\s+(?:the\s+|my\s+|a\s+|an\s+)?", re.I
+)
+
+
+def _over_next(
+    state: _Message,
+    sentence: Sentence,
+    subject: Endpoint,
+    chosen: Candidate,
+    rel: str,
+    kind: str,
+    window_end: int,
+    when: str | None,
+) -> None:
+    """ "I prefer tea over coffee": the thing passed over is a preference that ended (the
+    single-valued reading of "prefers X over Y"; preferring both stays possible)."""
+    for cand in sentence.candidates:
+        if cand.start < chosen.end or cand is chosen or cand.end > window_end:
+            continue
+        gap = text_between(sentence, chosen.end, cand.start)
+        if _OVER_NEXT.fullmatch(gap) is None or cand.type not in (None, kind):
+            return
+        if cand.type is None:
+            cand.type, cand.confidence = kind, LIKELY
+        state.relate(subject, cand, rel, SURE, ended=True, when=when)
         return
 
 

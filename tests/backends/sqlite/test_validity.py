@@ -153,6 +153,17 @@ async def test_switched_from_closes_a_multi_valued_edge_explicitly(memory: SQLit
     assert _closed(edges) == {("Alex", "USES", "VS Code")}
 
 
+async def test_prefers_x_over_y_ends_the_preference_for_y(memory: SQLiteBackend) -> None:
+    """ "prefers X over Y" (issue 14): Y is no longer preferred, X is; a plain second
+    preference ("I like Rust too") still adds one."""
+    edges = await _say(memory, "I love Python.", "These days I prefer Rust over Python.")
+    assert ("Alex", "PREFERS", "Rust") in _current(edges)
+    assert ("Alex", "PREFERS", "Python") not in _current(edges)
+    assert ("Alex", "PREFERS", "Python") in _closed(edges)
+    edges = await _say(memory, "I also love Go.")
+    assert {("Alex", "PREFERS", "Rust"), ("Alex", "PREFERS", "Go")} <= _current(edges)
+
+
 async def test_an_identical_open_fact_is_reused(memory: SQLiteBackend) -> None:
     edges = await _say(memory, "I live in Berlin.", "I live in Berlin.", "I'm based in Berlin.")
     assert len(edges["Alex", "LIVES_IN", "Berlin"]) == 1
