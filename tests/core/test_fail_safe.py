@@ -49,9 +49,10 @@ async def test_every_failure_mode_still_returns_the_answer(
     async with SQLiteBackend(":memory:", embeddings=False) as engine:
         await _seed(engine)
         backend = Faulty(engine, {method: fault})
-        # A hang needs a short timeout; healthy calls get a long one, so a loaded machine
-        # cannot turn a slow healthy call into an extra warning.
-        timeout = 0.5 if fault == "timeout" else 30.0
+        # A hang needs a timeout short enough for the test; it also bounds the healthy calls
+        # of that turn, so it stays well above what a healthy call takes on a loaded 2-core
+        # machine (0.5 s once turned a slow healthy search into an extra warning in CI).
+        timeout = 2.0 if fault == "timeout" else 30.0
         scripted = ScriptedChatModel(["Green tea, as always."])
         model = create_nams(backend, logger=logger, lookup_timeout=timeout).wrap(
             scripted, {"user_id": "alex"}
@@ -76,7 +77,7 @@ async def test_a_new_user_whose_conversation_cannot_be_created(
     async with SQLiteBackend(":memory:", embeddings=False) as engine:
         backend = Faulty(engine, {"create_conversation": fault})
         model = create_nams(
-            backend, logger=logger, lookup_timeout=0.5 if fault == "timeout" else 30.0
+            backend, logger=logger, lookup_timeout=2.0 if fault == "timeout" else 30.0
         ).wrap(ScriptedChatModel(["Hello!"]), {"user_id": "newcomer"})
         answer = await model.generate([{"role": "user", "content": "hi"}])
         assert await engine.list_conversations(user_id="newcomer") == []
