@@ -18,7 +18,14 @@ import httpx
 
 __all__ = ["Proxy", "proxy"]
 
-_HOP = {"connection", "transfer-encoding", "content-length", "content-encoding", "keep-alive", "host"}
+_HOP = {
+    "connection",
+    "transfer-encoding",
+    "content-length",
+    "content-encoding",
+    "keep-alive",
+    "host",
+}
 
 
 @dataclass
