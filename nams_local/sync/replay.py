@@ -176,6 +176,11 @@ class Replay:
         if target_id is None:
             target_id = await self._create_conversation(conversation)
             if target_id is None:
+                self.report.cannot_hold(
+                    "messages (their conversation was refused)",
+                    conversation.message_count or 0,
+                    "the target refused the conversation",
+                )
                 return
         await self._messages(conversation, target_id)
         await self._steps(conversation.id, target_id)
@@ -272,6 +277,11 @@ class Replay:
         for step in steps:
             target_step = self._seen("step", step.id) or await self._step(step, target_conversation)
             if target_step is None:
+                self.report.cannot_hold(
+                    "tool calls (their step was refused)",
+                    len(calls.get(step.id, [])),
+                    "the target refused the step",
+                )
                 continue
             for call in calls.get(step.id, []):
                 if not self._seen("tool_call", call.id):

@@ -38,8 +38,15 @@ class Proxy:
 
 @contextmanager
 def proxy(
-    upstream: str, *, throttle_every: int = 0, retry_after: str = "1", hide_capabilities: bool
+    upstream: str,
+    *,
+    throttle_every: int = 0,
+    retry_after: str = "1",
+    hide_capabilities: bool,
+    refuse: str | None = None,
 ) -> Iterator[Proxy]:
+    """``refuse``: a request body containing this text is answered 400 (a record the
+    target will not take), untouched by the store."""
     client = httpx.Client(base_url=upstream, timeout=30.0)
     state = Proxy(url="")
 
@@ -61,12 +68,15 @@ def proxy(
             if hide_capabilities and self.path.split("?")[0] == "/v1/capabilities":
                 self._answer(404, b'{"error":"Not found"}', {"Content-Type": "application/json"})
                 return
+            if refuse is not None and refuse.encode() in body:
+                self._answer(400, b'{"error":"refused"}', {"Content-Type": "application/json"})
+                return
             if self.command == "POST" and throttle_every:
                 with state.lock:
                     state.posts += 1
-                    refuse = state.posts % throttle_every == 0
-                    state.throttled += refuse
-                if refuse:
+                    throttle = state.posts % throttle_every == 0
+                    state.throttled += throttle
+                if throttle:
                     self._answer(
                         429,
                         b'{"error":"rate limited"}',

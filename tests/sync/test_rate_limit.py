@@ -4,6 +4,7 @@ carry, per kind, with counts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from backends.hosted import HostedBackend
@@ -53,3 +54,25 @@ async def test_429_is_waited_out_and_what_hosted_cannot_hold_is_counted(
         assert await _messages(target_client) == await _messages(source)
     snap = await source_snapshot(db)
     assert len(await target_client.list_entities()) == len(snap["entities"])
+
+
+async def test_a_record_the_target_refuses_is_reported_and_not_retried(
+    tmp_path: Path, target: Target, target_client: HostedBackend
+) -> None:
+    db, checkpoint = tmp_path / "source.db", tmp_path / "sync.json"
+    await seed(db, conversations=1, messages=2)  # one step with a tool call, one without
+    args = ["--to", "", "--api-key", target.key, "--db", str(db)]
+    args += ["--checkpoint", str(checkpoint), "--json"]
+    with proxy(target.serve.base_url, hide_capabilities=False, refuse="plan 0") as front:
+        args[1] = f"{front.url}/v1"
+        done = run_sync(args, tmp_path)
+        assert done.returncode == 3, done.stderr
+        report = json.loads(done.stdout)
+        assert [why for why in report["refused"].values()] == ["refused"]
+        assert report["notCarried"]["tool calls (their step was refused)"]["count"] == 1
+        assert report["sent"]["step"] == 1
+        again = run_sync(args, tmp_path)
+    assert again.returncode == 3, again.stderr
+    assert json.loads(again.stdout)["sent"] == {}  # the refusal is remembered, not retried
+    [conv] = await target_client.list_conversations()
+    assert [s.reasoning for s in await target_client.list_steps(conv.id)] == ["answer 0"]
