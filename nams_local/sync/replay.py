@@ -139,6 +139,19 @@ class Replay:
             self.report.sent[pending.kind] += pending.count or 1
         return result
 
+    async def _write_record(
+        self,
+        kind: str,
+        source_id: str,
+        send: Callable[[], Awaitable[str]],
+        lookup: Callable[[], Awaitable[str | None]],
+    ) -> str | None:
+        """``_write`` for a record that gets an id of its own, recorded in the id map."""
+        made = await self._write(Pending(kind, source_id), send, lookup)
+        if made is not None:
+            self.checkpoint.record(kind, source_id, made)
+        return made
+
     def _waited(self, _seconds: float) -> None:
         self.report.waits += 1
 
@@ -163,9 +176,7 @@ class Replay:
         async def lookup() -> str | None:
             return await reconcile.find_entity(self.target, entity.name, entity.type)
 
-        made = await self._write(Pending("entity", entity.id), send, lookup)
-        if made is not None:
-            self.checkpoint.record("entity", entity.id, made)
+        await self._write_record("entity", entity.id, send, lookup)
 
     # -- conversations -------------------------------------------------------------------
     async def _conversation(self, conversation: Conversation) -> None:
@@ -205,10 +216,7 @@ class Replay:
         async def lookup() -> str | None:
             return await reconcile.find_conversation(self.target, conversation, metadata, claimed)
 
-        made = await self._write(Pending("conversation", conversation.id), send, lookup)
-        if made is not None:
-            self.checkpoint.record("conversation", conversation.id, made)
-        return made
+        return await self._write_record("conversation", conversation.id, send, lookup)
 
     async def _messages(self, conversation: Conversation, target_id: str) -> None:
         listed = list(reversed(await self.source.list_messages(conversation.id, MAX_LIST_LIMIT)))
@@ -222,7 +230,9 @@ class Replay:
                 offset - sent,
                 f"the list route returns a conversation's newest {MAX_LIST_LIMIT} only",
             )
-        start = max(sent, offset)
+        start = await self._settle_batch(
+            conversation.id, target_id, listed, offset, max(sent, offset)
+        )
         with_metadata = sum(1 for m in listed[start - offset :] if m.metadata)
         if not self._metadata:
             self.report.cannot_hold(
@@ -237,6 +247,34 @@ class Replay:
         for batch_start, batch in _batches(listed, offset, start, self.batch_size):
             before = listed[batch_start - offset - 1] if batch_start > offset else None
             await self._send_batch(conversation.id, target_id, batch_start, batch, before)
+
+    async def _settle_batch(
+        self,
+        conversation_id: str,
+        target_id: str,
+        listed: Sequence[Message],
+        offset: int,
+        start: int,
+    ) -> int:
+        """Where sending resumes: after the batch in doubt if it landed. It is settled
+        before batching anew because this run may cut batches differently (another
+        ``--batch-size``, messages added since), so no batch of its own would match it."""
+        pending = self.checkpoint.pending
+        if pending is None or (pending.kind, pending.key, pending.start) != (
+            "message",
+            conversation_id,
+            start,
+        ):
+            return start
+        batch = listed[start - offset : start - offset + pending.count]
+        before = listed[start - offset - 1] if start > offset else None
+        if len(batch) != pending.count or not await reconcile.messages_landed(
+            self.target, target_id, before, batch
+        ):
+            return start
+        self.report.adopted["message"] += 1
+        self.checkpoint.record_messages(conversation_id, start + pending.count)
+        return start + pending.count
 
     async def _send_batch(
         self,
@@ -299,10 +337,7 @@ class Replay:
         async def lookup() -> str | None:
             return await reconcile.find_step(self.target, target_conversation, step, claimed)
 
-        made = await self._write(Pending("step", step.id), send, lookup)
-        if made is not None:
-            self.checkpoint.record("step", step.id, made)
-        return made
+        return await self._write_record("step", step.id, send, lookup)
 
     async def _tool_call(self, call: ToolCall, target_step: str, target_conversation: str) -> None:
         claimed = self.checkpoint.mapped_targets("tool_call")
@@ -323,9 +358,7 @@ class Replay:
                 self.target, target_conversation, target_step, call, claimed
             )
 
-        made = await self._write(Pending("tool_call", call.id), send, lookup)
-        if made is not None:
-            self.checkpoint.record("tool_call", call.id, made)
+        await self._write_record("tool_call", call.id, send, lookup)
 
     async def _summaries(self, conversation_id: str) -> None:
         """Observations and reflections have no write route: counted, never sent."""
@@ -380,9 +413,7 @@ class Replay:
         async def lookup() -> str | None:
             return await reconcile.find_relationship(self.target, source, target, edge, claimed)
 
-        made = await self._write(Pending("relationship", edge.id), send, lookup)
-        if made is not None:
-            self.checkpoint.record("relationship", edge.id, made)
+        await self._write_record("relationship", edge.id, send, lookup)
 
 
 def _batches(

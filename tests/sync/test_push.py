@@ -15,6 +15,7 @@ import pytest
 from backends.hosted import HostedBackend
 from backends.sqlite import SQLiteBackend
 from nams_local.backend import MAX_LIST_LIMIT
+from nams_local.models import NewMessage
 
 from .conftest import Target, report_of, run_sync, sync_command, sync_env
 from .content import seed, snapshot
@@ -144,19 +145,27 @@ async def _source_ids(db: Path) -> dict[str, str]:
         }
 
 
-@pytest.mark.parametrize("kind", ["conversation", "message", "step", "tool_call"])
+@pytest.mark.parametrize("kind", ["conversation", "message", "step", "tool_call", "message+"])
 async def test_a_write_acknowledged_but_not_checkpointed_is_found_not_sent_again(
     tmp_path: Path, target: Target, target_client: HostedBackend, kind: str
 ) -> None:
+    """``message+``: the source gained messages before the resume, so the resumed run cuts
+    its batches differently from the one in doubt (which must still be found)."""
     db, checkpoint = tmp_path / "source.db", tmp_path / "sync.json"
     await seed(db, conversations=2, messages=3)
     async with SQLiteBackend(db, embeddings=False, extraction="off") as source:
         await source.create_conversation("user-9", {"topic": "nothing said yet"})
     report_of(run_sync(push_args(db, target, checkpoint, "--batch-size", "1"), tmp_path))
-    _rewind(checkpoint, kind, await _source_ids(db))
+    ids = await _source_ids(db)
+    _rewind(checkpoint, kind.rstrip("+"), ids)
+    if kind == "message+":
+        async with SQLiteBackend(db, embeddings=False, extraction="off") as source:
+            await source.add_messages(
+                ids["message"], [NewMessage(role="user", content=f"later {n}") for n in range(2)]
+            )
 
     resumed = report_of(run_sync(push_args(db, target, checkpoint), tmp_path))
-    assert resumed["adopted"] == {kind: 1}
-    assert resumed["sent"] == {}
+    assert resumed["adopted"] == {kind.rstrip("+"): 1}
+    assert resumed["sent"] == ({"message": 2} if kind == "message+" else {})
     assert await snapshot(target_client) == await source_snapshot(db)
     assert json.loads(checkpoint.read_text())["pending"] is None
