@@ -123,7 +123,7 @@ class Replay:
         if before is not None and before.to_json() == pending.to_json():
             found = await lookup()
             if found is not None:
-                self.report.adopted[pending.kind] += 1
+                self.report.adopted[pending.kind] += pending.count or 1
                 return found
         self.checkpoint.begin(pending)
         try:
@@ -134,7 +134,7 @@ class Replay:
             self.report.refused[where] = exc.message
             return None
         if adopted:
-            self.report.adopted[pending.kind] += 1
+            self.report.adopted[pending.kind] += pending.count or 1
         else:
             self.report.sent[pending.kind] += pending.count or 1
         return result
@@ -272,7 +272,7 @@ class Replay:
             self.target, target_id, before, batch
         ):
             return start
-        self.report.adopted["message"] += 1
+        self.report.adopted["message"] += pending.count
         self.checkpoint.record_messages(conversation_id, start + pending.count)
         return start + pending.count
 

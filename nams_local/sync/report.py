@@ -16,7 +16,8 @@ class SyncReport:
     sent: Counter[str] = field(default_factory=Counter)
     #: Records the checkpoint (or a lookup on the target) showed were there already.
     skipped: Counter[str] = field(default_factory=Counter)
-    #: Records found on the target after an unconfirmed write (the crash window), not resent.
+    #: Records (messages: each one of the batch) found on the target after an unconfirmed
+    #: write (the crash window), not sent again.
     adopted: Counter[str] = field(default_factory=Counter)
     #: Records the target refused (source id -> reason; also kept in the checkpoint).
     refused: dict[str, str] = field(default_factory=dict)
