@@ -116,6 +116,12 @@ class HostedBase:
         """Whether the server honours a search's ``mode`` (known after probing)."""
         return self._server.search_modes if self._server else False
 
+    @property
+    def keeps_message_metadata(self) -> bool:
+        """Whether the server stores message ``metadata`` (known after probing): only one
+        that advertises the extension fields; toward hosted NAMS it is dropped."""
+        return self.search_modes
+
     async def probe_capabilities(self) -> Capabilities:
         """Ask the server once (``GET /capabilities``); later calls use the cached answer."""
         if self._server is None:

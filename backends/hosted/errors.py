@@ -21,6 +21,8 @@ from nams_local.errors import (
     NotSupportedError,
 )
 
+from .retry import parse_retry_after
+
 __all__ = ["REQUEST_ID_HEADERS", "error_class", "error_for_response", "error_text", "request_id"]
 
 #: Headers that may carry the server's id for a request, most common first.
@@ -85,6 +87,12 @@ def error_class(status: int) -> type[NamsError]:
 
 
 def error_for_response(response: httpx.Response) -> NamsError:
-    """The typed error for a non-2xx answer, with the server's text and request id."""
+    """The typed error for a non-2xx answer, with the server's text, request id and
+    ``Retry-After`` (seconds), so a caller that may not repeat the request blindly (a POST
+    answered 429) still learns how long the server asked it to wait."""
     cls = error_class(response.status_code)
-    return cls(error_text(response), request_id=request_id(response))
+    return cls(
+        error_text(response),
+        request_id=request_id(response),
+        retry_after=parse_retry_after(response.headers.get("Retry-After")),
+    )

@@ -156,3 +156,22 @@ async def test_invalid_input_makes_no_request(server: ScriptedServer) -> None:
 def test_blank_api_key_is_refused() -> None:
     with pytest.raises(AuthenticationError):
         HostedBackend("  ")
+
+
+async def test_a_post_answered_429_is_not_repeated_but_says_how_long_to_wait(
+    server: ScriptedServer,
+) -> None:
+    """``nams-local sync`` needs the wait of a POST the client may not repeat itself."""
+    server.script(
+        "POST",
+        "/v1/entities",
+        Reply(429, {"error": "rate limited"}, {"Retry-After": "7"}),
+        Reply(201, {"id": "e1", "name": "Acme", "type": "organization"}),
+    )
+
+    async with HostedBackend("test-key", endpoint=f"{server.url}/v1") as backend:
+        with pytest.raises(BackendUnavailableError) as caught:
+            await backend.add_entity("Acme", "organization")
+
+    assert caught.value.retry_after == 7.0
+    assert len(server.requests_to("POST", "/v1/entities")) == 1
