@@ -23,11 +23,15 @@ ALICE_SECRET = "Zanzibarian"
 BOB_SECRET = "Quetzalcoatlus"
 
 
-def open_store(path: Path | str, workspace: str = "default") -> SQLiteBackend:
-    """The engine as the tests use it: hashing embedder, sync extraction, small tiers."""
+def open_store(
+    path: Path | str, workspace: str = "default", *, embeddings: bool = True
+) -> SQLiteBackend:
+    """The engine as the tests use it: hashing embedder (or none), sync extraction, small
+    tiers."""
     return SQLiteBackend(
         path,
         embedder=HashingEmbedder(dimension=64),
+        embeddings=embeddings,
         workspace=workspace,
         extraction="sync",
         observation_every=2,
