@@ -18,13 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Table, insert, select, text, update
+from sqlalchemy import Table, select
 
 from nams_local import export_format as f
 
 from . import entity_keys
 from . import schema as s
 from .conversations import publish_vectors
+from .dbapi import raw_connection
 from .items import ns_path
 from .passages import MAX_PASSAGES
 from .rows import dumps, name_key, token_count
@@ -86,17 +87,52 @@ def _item_pk(ctx: Ctx, record: f.ItemRecord) -> int | None:
     return None if pk is None else int(pk)
 
 
+#: Which table each kind's ``id`` lives in, and which table each reference points at.
+_OWN_TABLE = {
+    "conversation": "conversations",
+    "message": "messages",
+    "entity": "entities",
+    "relationship": "relationships",
+    "reasoning_step": "steps",
+    "tool_call": "tool_calls",
+    "observation": "observations",
+    "reflection": "reflections",
+    "preference": "preferences",
+    "fact": "facts",
+    "trace": "traces",
+    "trace_step": "trace_steps",
+    "trace_tool_call": "trace_tool_calls",
+}
+_REFERENCES = {
+    "conversation_id": "conversations",
+    "entity_id": "entities",
+    "source_id": "entities",
+    "target_id": "entities",
+    "message_id": "messages",
+    "trace_id": "traces",
+}
+#: ``step_id`` points at a reasoning step, or (from a legacy tool call) a trace step.
+_STEP_TABLE = {"tool_call": "steps", "trace_tool_call": "trace_steps"}
+_CHUNK = 500
+
+
 class _Batch:
-    """The state of one batch's unit of work: lookups, the result, what to do after."""
+    """The state of one batch's unit of work: lookups, the result, what to do after.
+
+    Every id the batch names (its records' own and the ones they point at) is looked up
+    once, up front, a few hundred per statement; the writes are fixed SQL on the DB-API
+    connection (``dbapi.py``): per-record SQLAlchemy statements cost ten times the work."""
 
     def __init__(
         self,
         ctx: Ctx,
         header: f.ExportHeader,
+        records: Sequence[f.NumberedRecord],
         embedded: Mapping[int, Vector],
     ) -> None:
         self.ctx = ctx
         self.conn = ctx.conn
+        self.raw = raw_connection(ctx.conn)
         self.ws = ctx.workspace
         self.embedded = embedded
         self.use_file = file_vectors_usable(ctx, header)
@@ -104,33 +140,67 @@ class _Batch:
         self.touched_conversations: set[int] = set()
         self.graph_changed = False
         self.queued: list[QueuedVector] = []
+        #: ``(table, id)`` → the workspace holding it; ``pks``: → its pk, when it is ours.
+        self.owner: dict[tuple[str, str], str] = {}
+        self.pks: dict[tuple[str, str], int] = {}
+        self.users: dict[str, str | None] = {}
+        self._prefetch(records)
+
+    def _prefetch(self, records: Sequence[f.NumberedRecord]) -> None:
+        wanted: dict[str, set[str]] = {}
+        for _, record in records:
+            kind = record.kind
+            own, own_id = _OWN_TABLE.get(kind), getattr(record, "id", None)
+            if own is not None and isinstance(own_id, str):
+                wanted.setdefault(own, set()).add(own_id)
+            for name, table in _REFERENCES.items():
+                value = getattr(record, name, None)
+                if isinstance(value, str):
+                    wanted.setdefault(table, set()).add(value)
+            step = getattr(record, "step_id", None)
+            if isinstance(step, str) and kind in _STEP_TABLE:
+                wanted.setdefault(_STEP_TABLE[kind], set()).add(step)
+        for table, ids in wanted.items():
+            listed = sorted(ids)
+            extra = ", user_id" if table == "conversations" else ""
+            for start in range(0, len(listed), _CHUNK):
+                chunk = listed[start : start + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                rows = self.raw.execute(
+                    f"SELECT id, workspace, pk{extra} FROM {table} WHERE id IN ({marks})", chunk
+                ).fetchall()
+                for row in rows:
+                    self._known(table, row[0], row[1], int(row[2]))
+                    if extra and row[1] == self.ws:
+                        self.users[row[0]] = row[3]
+
+    def _known(self, table: str, id_: str, workspace: str, pk: int) -> None:
+        self.owner[(table, id_)] = workspace
+        if workspace == self.ws:
+            self.pks[(table, id_)] = pk
 
     # -- lookups ---------------------------------------------------------------------
-    def pk(self, table: Table, id_: str | None) -> int | None:
-        """The pk of ``id_`` in this workspace (``None``: not here)."""
-        if id_ is None:
-            return None
-        found = self.conn.execute(
-            select(table.c.pk).where(table.c.id == id_, table.c.workspace == self.ws)
-        ).scalar()
-        return None if found is None else int(found)
-
-    def new(self, line: int, kind: str, table: Table, id_: str) -> bool:
+    def new(self, line: int, kind: str, table: str, id_: str) -> bool:
         """Whether the record is new here: ``False`` when already present (counted) or
         when its id belongs to another workspace (skipped)."""
-        row = self.conn.execute(select(table.c.workspace).where(table.c.id == id_)).first()
-        if row is None:
+        owner = self.owner.get((table, id_))
+        if owner is None:
             return True
-        if row.workspace == self.ws:
+        if owner == self.ws:
             self.result.present += 1
         else:
             self.result.skip(line, kind, f"id {id_} belongs to another workspace of this store")
         return False
 
-    def parent(self, line: int, kind: str, table: Table, id_: str, what: str) -> int | None:
-        pk = self.pk(table, id_)
+    def parent(self, line: int, kind: str, table: str, id_: str, what: str) -> int | None:
+        pk = self.pks.get((table, id_))
         if pk is None:
             self.result.skip(line, kind, f"{what} {id_} is in neither the file nor the store")
+        return pk
+
+    def inserted(self, table: str, id_: str, sql: str, params: Sequence[Any]) -> int:
+        pk = int(self.raw.execute(sql, params).lastrowid)
+        self._known(table, id_, self.ws, pk)
         return pk
 
     def vector(self, position: int, encoded: str | None) -> Vector | None:
@@ -140,76 +210,60 @@ class _Batch:
             return f.decode_vector(encoded, vectors.embedder.dimension)
         return self.embedded.get(position)
 
+    def _counted(self, kind: str, rowcount: int) -> None:
+        if rowcount:
+            self.result.add(kind)
+        else:
+            self.result.present += 1
+
     # -- kinds -----------------------------------------------------------------------
     def conversation(self, line: int, r: f.ConversationRecord) -> None:
-        if not self.new(line, r.kind, s.conversations, r.id):
+        if not self.new(line, r.kind, "conversations", r.id):
             return
-        self.conn.execute(
-            insert(s.conversations).values(
-                id=r.id,
-                workspace=self.ws,
-                user_id=r.user_id,
-                metadata=dumps(r.metadata),
-                message_count=0,
-                created_at=r.created_at,
-                updated_at=r.updated_at,
-            )
+        self.inserted(
+            "conversations",
+            r.id,
+            "INSERT INTO conversations(id, workspace, user_id, metadata, message_count, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
+            (r.id, self.ws, r.user_id, dumps(r.metadata), r.created_at, r.updated_at),
         )
+        self.users[r.id] = r.user_id
         self.result.add(r.kind)
 
     def message(self, line: int, r: f.MessageRecord) -> None:
-        conv = self.conn.execute(
-            select(s.conversations.c.pk, s.conversations.c.user_id).where(
-                s.conversations.c.id == r.conversation_id,
-                s.conversations.c.workspace == self.ws,
-            )
-        ).first()
-        if conv is None:
-            self.result.skip(
-                line,
-                r.kind,
-                f"conversation {r.conversation_id} is in neither the file nor the store",
-            )
+        conv = self.parent(line, r.kind, "conversations", r.conversation_id, "conversation")
+        if conv is None or not self.new(line, r.kind, "messages", r.id):
             return
-        if not self.new(line, r.kind, s.messages, r.id):
-            return
-        pk = int(
-            self.conn.execute(
-                insert(s.messages)
-                .returning(s.messages.c.pk)
-                .values(
-                    id=r.id,
-                    workspace=self.ws,
-                    conversation_pk=conv.pk,
-                    role=r.role,
-                    content=r.content,
-                    metadata=dumps(r.metadata),
-                    token_count=token_count(r.content),
-                    created_at=r.created_at,
-                )
-            ).scalar_one()
+        pk = self.inserted(
+            "messages",
+            r.id,
+            "INSERT INTO messages(id, workspace, conversation_pk, role, content, metadata, "
+            "token_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                r.id,
+                self.ws,
+                conv,
+                r.role,
+                r.content,
+                dumps(r.metadata),
+                token_count(r.content),
+                r.created_at,
+            ),
         )
-        self.touched_conversations.add(int(conv.pk))
-        self.conn.execute(
-            text("INSERT INTO messages_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
-            {
-                "pk": pk,
-                "body": r.content,
-                "scope": message_scope(self.ws, conv.user_id, r.conversation_id),
-            },
+        self.touched_conversations.add(conv)
+        user_id = self.users.get(r.conversation_id)
+        self.raw.execute(
+            "INSERT INTO messages_fts(rowid, body, scope) VALUES (?, ?, ?)",
+            (pk, r.content, message_scope(self.ws, user_id, r.conversation_id)),
         )
         if r.extraction is not None:
             x = r.extraction
-            self.conn.execute(
-                insert(s.extraction_units).values(
-                    message_pk=pk,
-                    status=x.status,
-                    attempts=x.attempts,
-                    last_run=x.last_run,
-                    error=x.error,
-                )
+            self.raw.execute(
+                "INSERT INTO extraction_units(message_pk, status, attempts, last_run, error) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (pk, x.status, x.attempts, x.last_run, x.error),
             )
-        self._message_vectors(pk, r, conv.user_id)
+        self._message_vectors(pk, r, user_id)
         self.result.add(r.kind)
 
     def _message_vectors(self, pk: int, r: f.MessageRecord, user_id: str | None) -> None:
@@ -224,33 +278,36 @@ class _Batch:
                 wide[0, j * dim : (j + 1) * dim] = f.decode_vector(encoded, dim)
             vectors.messages.add(self.conn, [(pk, part, r.conversation_id)], wide)
             return
-        self.conn.execute(insert(s.vector_queue).values(message_pk=pk))
+        self.raw.execute("INSERT INTO vector_queue(message_pk) VALUES (?)", (pk,))
         self.queued.append(QueuedVector(pk, r.content, part, r.conversation_id))
 
     def entity(self, line: int, position: int, r: f.EntityRecord) -> None:
-        if not self.new(line, r.kind, s.entities, r.id):
+        if not self.new(line, r.kind, "entities", r.id):
             return
-        values = {
-            "id": r.id,
-            "workspace": self.ws,
-            "name": r.name,
-            "name_key": name_key(r.name),
-            "type": r.type,
-            "description": r.description,
-            "properties": dumps(r.properties),
-            "confidence": r.confidence,
-            "source_stage": r.source_stage,
-            "created_at": r.created_at,
-            "updated_at": r.updated_at,
-        }
-        pk = entity_keys.insert_unresolved(self.conn, values)
-        self.conn.execute(
-            text("INSERT INTO entities_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
-            {
-                "pk": pk,
-                "body": entity_text(r.name, r.description),
-                "scope": entity_scope(self.ws, r.type),
-            },
+        pk = self.inserted(
+            "entities",
+            r.id,
+            "INSERT INTO entities(id, workspace, name, name_key, type, description, "
+            "properties, confidence, source_stage, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                r.id,
+                self.ws,
+                r.name,
+                name_key(r.name),
+                r.type,
+                r.description,
+                dumps(r.properties),
+                r.confidence,
+                r.source_stage,
+                r.created_at,
+                r.updated_at,
+            ),
+        )
+        entity_keys.claim(self.conn, pk, r.name, r.type)  # held only if no live one holds it
+        self.raw.execute(
+            "INSERT INTO entities_fts(rowid, body, scope) VALUES (?, ?, ?)",
+            (pk, entity_text(r.name, r.description), entity_scope(self.ws, r.type)),
         )
         vector = self.vector(position, r.vector)
         if vector is not None and self.ctx.vectors is not None:
@@ -258,118 +315,102 @@ class _Batch:
                 self.conn, [(pk, self.ws, r.type.casefold())], vector.reshape(1, -1)
             )
         if r.canonical_name is not None:
-            self.conn.execute(
-                insert(s.entity_canonical_names).values(
-                    entity_pk=pk, canonical_name=r.canonical_name
-                )
+            self.raw.execute(
+                "INSERT INTO entity_canonical_names(entity_pk, canonical_name) VALUES (?, ?)",
+                (pk, r.canonical_name),
             )
         self.graph_changed = True
         self.result.add(r.kind)
 
     def user_entity(self, line: int, r: f.UserEntityRecord) -> None:
-        pk = self.parent(line, r.kind, s.entities, r.entity_id, "entity")
+        pk = self.parent(line, r.kind, "entities", r.entity_id, "entity")
         if pk is None:
             return
-        done = self.conn.execute(
-            text(
-                "INSERT OR IGNORE INTO user_entities(workspace, user_id, entity_pk, named) "
-                "VALUES (:ws, :user, :pk, :named)"
-            ),
-            {"ws": self.ws, "user": r.user_id, "pk": pk, "named": int(r.named)},
+        done = self.raw.execute(
+            "INSERT OR IGNORE INTO user_entities(workspace, user_id, entity_pk, named) "
+            "VALUES (?, ?, ?, ?)",
+            (self.ws, r.user_id, pk, int(r.named)),
         )
         self._counted(r.kind, done.rowcount)
 
-    def _counted(self, kind: str, rowcount: int) -> None:
-        if rowcount:
-            self.result.add(kind)
-        else:
-            self.result.present += 1
-
     def merge(self, line: int, r: f.MergeRecord) -> None:
-        e = s.entities
-        rows = {
-            row.id: row
-            for row in self.conn.execute(
-                select(e.c.pk, e.c.id, e.c.name, e.c.type, e.c.merged_into_pk).where(
-                    e.c.id.in_([r.source_id, r.target_id]), e.c.workspace == self.ws
-                )
-            )
-        }
-        source, target = rows.get(r.source_id), rows.get(r.target_id)
+        source = self.parent(line, r.kind, "entities", r.source_id, "entity")
+        target = (
+            None if source is None else self.parent(line, r.kind, "entities", r.target_id, "entity")
+        )
         if source is None or target is None:
-            missing = r.source_id if source is None else r.target_id
-            self.result.skip(line, r.kind, f"entity {missing} is in neither the file nor the store")
             return
-        if source.merged_into_pk is not None:
+        merged, name, type_ = self.raw.execute(
+            "SELECT (SELECT merged_into_pk FROM entities WHERE pk = ?), name, type "
+            "FROM entities WHERE pk = ?",
+            (source, target),
+        ).fetchone()
+        if merged is not None:
             self.result.present += 1
             return
-        self.conn.execute(update(e).where(e.c.pk == source.pk).values(merged_into_pk=target.pk))
-        entity_keys.release(self.conn, source.pk)
-        entity_keys.claim(self.conn, target.pk, target.name, target.type)
-        self.conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), {"pk": source.pk})
+        self.raw.execute("UPDATE entities SET merged_into_pk = ? WHERE pk = ?", (target, source))
+        entity_keys.release(self.conn, source)
+        entity_keys.claim(self.conn, target, name, type_)
+        self.raw.execute("DELETE FROM entities_fts WHERE rowid = ?", (source,))
         if self.ctx.vectors is not None:
-            self.ctx.vectors.entities.delete(self.conn, [source.pk])
+            self.ctx.vectors.entities.delete(self.conn, [source])
         self.graph_changed = True
         self.result.add(r.kind)
 
     def feedback(self, line: int, r: f.FeedbackRecord) -> None:
-        e = s.entities
-        row = self.conn.execute(
-            select(e.c.pk, e.c.user_score, e.c.confirmed).where(
-                e.c.id == r.entity_id, e.c.workspace == self.ws
-            )
-        ).first()
-        if row is None:
-            self.result.skip(
-                line, r.kind, f"entity {r.entity_id} is in neither the file nor the store"
-            )
+        pk = self.parent(line, r.kind, "entities", r.entity_id, "entity")
+        if pk is None:
             return
         confirmed = None if r.confirmed is None else int(r.confirmed)
-        if row.user_score == r.user_score and row.confirmed == confirmed:
-            self.result.present += 1
-            return
-        self.conn.execute(
-            update(e).where(e.c.pk == row.pk).values(user_score=r.user_score, confirmed=confirmed)
+        done = self.raw.execute(
+            "UPDATE entities SET user_score = ?, confirmed = ? WHERE pk = ? "
+            "AND (user_score IS NOT ? OR confirmed IS NOT ?)",
+            (r.user_score, confirmed, pk, r.user_score, confirmed),
         )
-        self.result.add(r.kind)
+        self._counted(r.kind, done.rowcount)
 
     def relationship(self, line: int, r: f.RelationshipRecord) -> None:
-        src = self.parent(line, r.kind, s.entities, r.source_id, "entity")
-        dst = None if src is None else self.parent(line, r.kind, s.entities, r.target_id, "entity")
-        if src is None or dst is None or not self.new(line, r.kind, s.relationships, r.id):
+        src = self.parent(line, r.kind, "entities", r.source_id, "entity")
+        dst = None if src is None else self.parent(line, r.kind, "entities", r.target_id, "entity")
+        if src is None or dst is None or not self.new(line, r.kind, "relationships", r.id):
             return
-        self.conn.execute(
-            insert(s.relationships).values(
-                id=r.id,
-                workspace=self.ws,
-                source_pk=src,
-                target_pk=dst,
-                type=r.type,
-                properties=dumps(r.properties),
-                confidence=r.confidence,
-                created_at=r.created_at,
-                valid_from=r.valid_from,
-                valid_until=r.valid_until,
-                invalidated_at=r.invalidated_at,
-                superseded_by=r.superseded_by,
-                source_message_id=r.source_message_id,
-            )
+        self.inserted(
+            "relationships",
+            r.id,
+            "INSERT INTO relationships(id, workspace, source_pk, target_pk, type, properties, "
+            "confidence, created_at, valid_from, valid_until, invalidated_at, superseded_by, "
+            "source_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                r.id,
+                self.ws,
+                src,
+                dst,
+                r.type,
+                dumps(r.properties),
+                r.confidence,
+                r.created_at,
+                r.valid_from,
+                r.valid_until,
+                r.invalidated_at,
+                r.superseded_by,
+                r.source_message_id,
+            ),
         )
         self.graph_changed = True
         self.result.add(r.kind)
 
     def mention(self, line: int, r: f.MentionRecord) -> None:
-        entity = self.parent(line, r.kind, s.entities, r.entity_id, "entity")
+        entity = self.parent(line, r.kind, "entities", r.entity_id, "entity")
         message = (
             None
             if entity is None
-            else self.parent(line, r.kind, s.messages, r.message_id, "message")
+            else self.parent(line, r.kind, "messages", r.message_id, "message")
         )
         if entity is None or message is None:
             return
-        done = self.conn.execute(
-            text("INSERT OR IGNORE INTO entity_mentions(entity_pk, message_pk) VALUES (:e, :m)"),
-            {"e": entity, "m": message},
+        done = self.raw.execute(
+            "INSERT OR IGNORE INTO entity_mentions(entity_pk, message_pk) VALUES (?, ?)",
+            (entity, message),
         )
         self._counted(r.kind, done.rowcount)
 
@@ -377,10 +418,10 @@ class _Batch:
         self,
         line: int,
         kind: str,
-        table: Table,
+        table: str,
         id_: str,
         values: dict[str, Any],
-        parents: Sequence[tuple[str, Table, str | None, str]] = (),
+        parents: Sequence[tuple[str, str, str | None, str]] = (),
     ) -> None:
         """Insert a plain row whose references are ``(column, table, id, what)``
         (a ``None`` id is a ``NULL`` reference)."""
@@ -394,19 +435,24 @@ class _Batch:
             values[column] = pk
         if not self.new(line, kind, table, id_):
             return
-        self.conn.execute(insert(table).values(id=id_, workspace=self.ws, **values))
+        columns = ["id", "workspace", *values]
+        marks = ", ".join("?" * len(columns))
+        self.inserted(
+            table,
+            id_,
+            f"INSERT INTO {table}({', '.join(columns)}) VALUES ({marks})",
+            (id_, self.ws, *values.values()),
+        )
         self.result.add(kind)
 
     def session(self, line: int, r: f.SessionRecord) -> None:
-        conv = self.parent(line, r.kind, s.conversations, r.conversation_id, "conversation")
+        conv = self.parent(line, r.kind, "conversations", r.conversation_id, "conversation")
         if conv is None:
             return
-        done = self.conn.execute(
-            text(
-                "INSERT OR IGNORE INTO sessions(workspace, session_id, conversation_pk) "
-                "VALUES (:ws, :sid, :conv)"
-            ),
-            {"ws": self.ws, "sid": r.session_id, "conv": conv},
+        done = self.raw.execute(
+            "INSERT OR IGNORE INTO sessions(workspace, session_id, conversation_pk) "
+            "VALUES (?, ?, ?)",
+            (self.ws, r.session_id, conv),
         )
         self._counted(r.kind, done.rowcount)
 
@@ -415,42 +461,41 @@ class _Batch:
             self.result.present += 1
             return
         vector = self.vector(position, r.vector) if r.text else None
-        t = s.store_items
         pk = int(
-            self.conn.execute(
-                insert(t)
-                .returning(t.c.pk)
-                .values(
-                    workspace=self.ws,
-                    ns_path=ns_path(r.namespace),
-                    namespace=json.dumps(list(r.namespace)),
-                    key=r.key,
-                    value=json.dumps(r.value, allow_nan=False, separators=(",", ":")),
-                    body=r.text,
-                    embedding=None if vector is None else vector.astype(np.float32).tobytes(),
-                    created_at=r.created_at,
-                    updated_at=r.updated_at,
-                    ttl_minutes=r.ttl_minutes,
-                    expires_at=r.expires_at,
-                )
-            ).scalar_one()
+            self.raw.execute(
+                "INSERT INTO store_items(workspace, ns_path, namespace, key, value, body, "
+                "embedding, created_at, updated_at, ttl_minutes, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.ws,
+                    ns_path(r.namespace),
+                    json.dumps(list(r.namespace)),
+                    r.key,
+                    json.dumps(r.value, allow_nan=False, separators=(",", ":")),
+                    r.text,
+                    None if vector is None else vector.astype(np.float32).tobytes(),
+                    r.created_at,
+                    r.updated_at,
+                    r.ttl_minutes,
+                    r.expires_at,
+                ),
+            ).lastrowid
         )
         if r.text:
-            self.conn.execute(
-                text("INSERT INTO store_items_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
-                {"pk": pk, "body": r.text, "scope": scope_token("w", self.ws)},
+            self.raw.execute(
+                "INSERT INTO store_items_fts(rowid, body, scope) VALUES (?, ?, ?)",
+                (pk, r.text, scope_token("w", self.ws)),
             )
         self.result.add(r.kind)
 
     # -- the end of the unit ---------------------------------------------------------
     def finish(self) -> None:
         if self.touched_conversations:
-            self.conn.execute(
-                text(
-                    "UPDATE conversations SET message_count = "
-                    "(SELECT count(*) FROM messages WHERE conversation_pk = conversations.pk) "
-                    f"WHERE pk IN ({', '.join(str(pk) for pk in self.touched_conversations)})"
-                )
+            listed = ", ".join(str(pk) for pk in sorted(self.touched_conversations))
+            self.raw.execute(
+                "UPDATE conversations SET message_count = "
+                "(SELECT count(*) FROM messages WHERE conversation_pk = conversations.pk) "
+                f"WHERE pk IN ({listed})"
             )
         if self.graph_changed:
             self.ctx.store.drop_graph(self.ws)
@@ -465,7 +510,7 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
         b.row(
             line,
             r.kind,
-            s.steps,
+            "steps",
             r.id,
             {
                 "reasoning": r.reasoning,
@@ -473,13 +518,13 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
                 "result": r.result,
                 "created_at": r.created_at,
             },
-            [("conversation_pk", s.conversations, r.conversation_id, "conversation")],
+            [("conversation_pk", "conversations", r.conversation_id, "conversation")],
         )
     elif isinstance(r, f.ToolCallRecord):
         b.row(
             line,
             r.kind,
-            s.tool_calls,
+            "tool_calls",
             r.id,
             {
                 "tool_name": r.tool_name,
@@ -489,26 +534,26 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
                 "duration_ms": r.duration_ms,
                 "created_at": r.created_at,
             },
-            [("step_pk", s.steps, r.step_id, "reasoning step")],
+            [("step_pk", "steps", r.step_id, "reasoning step")],
         )
     elif isinstance(r, f.ObservationRecord):
         b.row(
             line,
             r.kind,
-            s.observations,
+            "observations",
             r.id,
             {
                 "content": r.content,
                 "source_msg_ids": dumps(r.source_message_ids),
                 "created_at": r.created_at,
             },
-            [("conversation_pk", s.conversations, r.conversation_id, "conversation")],
+            [("conversation_pk", "conversations", r.conversation_id, "conversation")],
         )
     elif isinstance(r, f.ReflectionRecord):
         b.row(
             line,
             r.kind,
-            s.reflections,
+            "reflections",
             r.id,
             {
                 "content": r.content,
@@ -516,13 +561,13 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
                 "superseded_by_id": r.superseded_by_id,
                 "created_at": r.created_at,
             },
-            [("conversation_pk", s.conversations, r.conversation_id, "conversation")],
+            [("conversation_pk", "conversations", r.conversation_id, "conversation")],
         )
     elif isinstance(r, f.PreferenceRecord):
         b.row(
             line,
             r.kind,
-            s.preferences,
+            "preferences",
             r.id,
             {
                 "category": r.category,
@@ -535,7 +580,7 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
         b.row(
             line,
             r.kind,
-            s.facts,
+            "facts",
             r.id,
             {
                 "subject": r.subject,
@@ -548,7 +593,7 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
         b.row(
             line,
             r.kind,
-            s.traces,
+            "traces",
             r.id,
             {
                 "session_id": r.session_id,
@@ -563,7 +608,7 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
         b.row(
             line,
             r.kind,
-            s.trace_steps,
+            "trace_steps",
             r.id,
             {
                 "step_number": r.step_number,
@@ -572,13 +617,13 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
                 "observation": r.observation,
                 "created_at": r.created_at,
             },
-            [("trace_pk", s.traces, r.trace_id, "trace")],
+            [("trace_pk", "traces", r.trace_id, "trace")],
         )
     elif isinstance(r, f.TraceToolCallRecord):
         b.row(
             line,
             r.kind,
-            s.trace_tool_calls,
+            "trace_tool_calls",
             r.id,
             {
                 "tool_name": r.tool_name,
@@ -589,7 +634,7 @@ def _plain(b: _Batch, line: int, record: Any) -> None:
                 "error": r.error,
                 "created_at": r.created_at,
             },
-            [("step_pk", s.trace_steps, r.step_id, "trace step")],
+            [("step_pk", "trace_steps", r.step_id, "trace step")],
         )
 
 
@@ -615,7 +660,7 @@ def write_batch(
 ) -> f.BatchResult:
     """Write one batch (unit of work): every record new to the workspace, in order;
     ``embedded`` holds the vectors the caller computed, by position in ``records``."""
-    batch = _Batch(ctx, header, embedded)
+    batch = _Batch(ctx, header, records, embedded)
     for n, (line, record) in enumerate(records):
         if isinstance(record, f.EndRecord):
             continue
