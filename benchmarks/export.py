@@ -34,44 +34,12 @@ __all__ = ["build", "main", "measure"]
 NAME = "export"
 ROOT = Path(__file__).resolve().parents[1]
 PER_CONVERSATION = 100
-WORDS = [
-    "alice",
-    "bob",
-    "berlin",
-    "lisbon",
-    "coffee",
-    "meeting",
-    "project",
-    "deadline",
-    "flight",
-    "hotel",
-    "dinner",
-    "cat",
-    "dog",
-    "garden",
-    "budget",
-    "report",
-    "invoice",
-    "doctor",
-    "school",
-    "piano",
-    "guitar",
-    "football",
-    "recipe",
-    "pasta",
-    "train",
-    "weekend",
-    "holiday",
-    "museum",
-    "concert",
-    "friend",
-    "sister",
-    "brother",
-    "office",
-    "laptop",
-    "phone",
-    "password",
-]
+VOCABULARY = (
+    "alice bob berlin lisbon coffee meeting project deadline flight hotel dinner cat dog "
+    "garden budget report invoice doctor school piano guitar football recipe pasta train "
+    "weekend holiday museum concert friend sister brother office laptop phone password"
+)
+WORDS = VOCABULARY.split()
 
 #: The child: run the real CLI in-process, then print its own time and peak memory.
 CHILD = r"""
