@@ -281,8 +281,12 @@ class _Replay:
                 )
             ).id
         elif isinstance(r, f.ItemRecord) and isinstance(t, SupportsItems):
+            key = "item\x1f" + "\x1f".join([*r.namespace, r.key])
+            if self._known(key, result):
+                return
             ttl = r.ttl_minutes
             await t.item_batch([ItemPut(tuple(r.namespace), r.key, r.value, r.text, ttl)])
+            self.ids[key] = r.key
             result.add(kind)
             return
         else:
@@ -321,9 +325,16 @@ class _Replay:
     ) -> None:
         if isinstance(r, f.FeedbackRecord):
             entity = self._target(line, r.kind, r.entity_id, result)
-            if entity is not None:
-                await self.target.entity_feedback(entity, r.user_score, r.confirmed)
-                result.add(r.kind)
+            given = f"{r.user_score}\x1f{r.confirmed}"
+            key = f"feedback\x1f{r.entity_id}"
+            if entity is None:
+                return
+            if self.ids.get(key) == given:
+                result.present += 1
+                return
+            await self.target.entity_feedback(entity, r.user_score, r.confirmed)
+            self.ids[key] = given
+            result.add(r.kind)
             return
         src = self._target(line, r.kind, r.source_id, result)
         dst = None if src is None else self._target(line, r.kind, r.target_id, result)
