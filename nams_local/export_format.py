@@ -28,6 +28,8 @@ from .strict_json import parse_strict_json
 
 __all__ = [
     "FORMAT",
+    "ID_FIELDS",
+    "ID_LIST_FIELDS",
     "KIND_ORDER",
     "MAX_LINE_BYTES",
     "VERSION",
@@ -433,7 +435,7 @@ class SupportsImport(Protocol):
 
 
 #: Fields that hold record ids (remapped together by ``remap_ids``).
-_ID_FIELDS = (
+ID_FIELDS = (
     "id",
     "conversation_id",
     "entity_id",
@@ -446,7 +448,7 @@ _ID_FIELDS = (
     "source_message_id",
     "superseded_by_id",
 )
-_ID_LIST_FIELDS = ("source_message_ids", "source_observation_ids")
+ID_LIST_FIELDS = ("source_message_ids", "source_observation_ids")
 _REMAP = uuid.UUID("6f1d3c2a-7b8e-4d51-9a0c-2e4f6b8d0a13")
 
 
@@ -458,11 +460,11 @@ def remap_ids(record: ExportRecord, workspace: str) -> ExportRecord:
     function of the old: importing the same file twice maps to the same ids (idempotent),
     and references between records stay consistent."""
     changes: dict[str, Any] = {}
-    for name in _ID_FIELDS:
+    for name in ID_FIELDS:
         value = getattr(record, name, None)
         if isinstance(value, str):
             changes[name] = str(uuid.uuid5(_REMAP, f"{workspace}\x1f{value}"))
-    for name in _ID_LIST_FIELDS:
+    for name in ID_LIST_FIELDS:
         values = getattr(record, name, None)
         if isinstance(values, list):
             changes[name] = [str(uuid.uuid5(_REMAP, f"{workspace}\x1f{v}")) for v in values]

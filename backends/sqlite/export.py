@@ -122,13 +122,15 @@ _QUERIES: dict[str, tuple[str, str]] = {
         f"AND st.conversation_pk IN ({_USER_CONVS})",
     ),
     "observation": (
-        "SELECT o.rowid AS k, o.id, c.id AS conversation_id, o.content, o.source_msg_ids, "
+        "SELECT o.rowid AS k, o.id, c.id AS conversation_id, o.content, "
+        "o.source_msg_ids AS source_message_ids, "
         "o.created_at FROM observations o JOIN conversations c ON c.pk = o.conversation_pk "
         "WHERE o.workspace = :ws AND o.rowid > :after {user} ORDER BY o.rowid LIMIT :n",
         "AND c.user_id = :user",
     ),
     "reflection": (
-        "SELECT r.rowid AS k, r.id, c.id AS conversation_id, r.content, r.source_obs_ids, "
+        "SELECT r.rowid AS k, r.id, c.id AS conversation_id, r.content, "
+        "r.source_obs_ids AS source_observation_ids, "
         "r.superseded_by_id, r.created_at FROM reflections r "
         "JOIN conversations c ON c.pk = r.conversation_pk "
         "WHERE r.workspace = :ws AND r.rowid > :after {user} ORDER BY r.rowid LIMIT :n",
@@ -237,8 +239,7 @@ def _records(
     elif kind == "item":
         yield from (_item(row, vectors) for row in rows)
     else:
-        build = _SIMPLE[kind]
-        yield from (build(row) for row in rows)
+        yield from (_simple(kind, row) for row in rows)
 
 
 def _messages(rows: list[Any], read: Reader[Any], vectors: VectorState | None) -> Iterator[Any]:
@@ -255,21 +256,10 @@ def _messages(rows: list[Any], read: Reader[Any], vectors: VectorState | None) -
                 if blob is None:
                     break
                 found.append(f.encode_vector(blob))
-        yield f.MessageRecord(
-            kind="message",
-            id=row.id,
-            conversation_id=row.conversation_id,
-            role=row.role,
-            content=row.content,
-            metadata=json.loads(row.metadata),
-            created_at=row.created_at,
-            extraction=None
-            if row.status is None
-            else f.ExtractionState(
-                status=row.status, attempts=row.attempts, last_run=row.last_run, error=row.error
-            ),
-            vectors=found or None,
-        )
+        values = _values("message", row)
+        state = {name: values.pop(name) for name in ("status", "attempts", "last_run", "error")}
+        extraction = None if state["status"] is None else f.ExtractionState(**state)
+        yield f.MessageRecord(**values, extraction=extraction, vectors=found or None)
 
 
 def _entities(rows: list[Any], read: Reader[Any], vectors: VectorState | None) -> Iterator[Any]:
@@ -278,20 +268,8 @@ def _entities(rows: list[Any], read: Reader[Any], vectors: VectorState | None) -
         stored = _vectors_of(read, vectors.entities, [int(r.k) for r in rows])
     for row in rows:
         blob = stored.get(int(row.k))
-        yield f.EntityRecord(
-            kind="entity",
-            id=row.id,
-            name=row.name,
-            type=row.type,
-            description=row.description,
-            properties=json.loads(row.properties),
-            confidence=row.confidence,
-            source_stage=row.source_stage,
-            canonical_name=row.canonical_name,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            vector=None if blob is None else f.encode_vector(blob),
-        )
+        vector = None if blob is None else f.encode_vector(blob)
+        yield f.EntityRecord(**_values("entity", row), vector=vector)
 
 
 def _item(row: Any, vectors: VectorState | None) -> f.ItemRecord:
@@ -310,133 +288,43 @@ def _item(row: Any, vectors: VectorState | None) -> f.ItemRecord:
     )
 
 
-def _optional_bool(value: int | None) -> bool | None:
-    return None if value is None else bool(value)
-
-
-_SIMPLE: dict[str, Callable[[Any], BaseModel]] = {
-    "conversation": lambda r: f.ConversationRecord(
-        kind="conversation",
-        id=r.id,
-        user_id=r.user_id,
-        metadata=json.loads(r.metadata),
-        created_at=r.created_at,
-        updated_at=r.updated_at,
-    ),
-    "user_entity": lambda r: f.UserEntityRecord(
-        kind="user_entity", user_id=r.user_id, entity_id=r.entity_id, named=bool(r.named)
-    ),
-    "merge": lambda r: f.MergeRecord(kind="merge", source_id=r.source_id, target_id=r.target_id),
-    "feedback": lambda r: f.FeedbackRecord(
-        kind="feedback",
-        entity_id=r.entity_id,
-        user_score=r.user_score,
-        confirmed=_optional_bool(r.confirmed),
-    ),
-    "relationship": lambda r: f.RelationshipRecord(
-        kind="relationship",
-        id=r.id,
-        source_id=r.source_id,
-        target_id=r.target_id,
-        type=r.type,
-        properties=json.loads(r.properties),
-        confidence=r.confidence,
-        created_at=r.created_at,
-        valid_from=r.valid_from,
-        valid_until=r.valid_until,
-        invalidated_at=r.invalidated_at,
-        superseded_by=r.superseded_by,
-        source_message_id=r.source_message_id,
-    ),
-    "mention": lambda r: f.MentionRecord(
-        kind="mention", entity_id=r.entity_id, message_id=r.message_id
-    ),
-    "reasoning_step": lambda r: f.ReasoningStepRecord(
-        kind="reasoning_step",
-        id=r.id,
-        conversation_id=r.conversation_id,
-        reasoning=r.reasoning,
-        action_taken=r.action_taken,
-        result=r.result,
-        created_at=r.created_at,
-    ),
-    "tool_call": lambda r: f.ToolCallRecord(
-        kind="tool_call",
-        id=r.id,
-        step_id=r.step_id,
-        tool_name=r.tool_name,
-        input=r.input,
-        output=r.output,
-        status=r.status,
-        duration_ms=r.duration_ms,
-        created_at=r.created_at,
-    ),
-    "observation": lambda r: f.ObservationRecord(
-        kind="observation",
-        id=r.id,
-        conversation_id=r.conversation_id,
-        content=r.content,
-        source_message_ids=json.loads(r.source_msg_ids),
-        created_at=r.created_at,
-    ),
-    "reflection": lambda r: f.ReflectionRecord(
-        kind="reflection",
-        id=r.id,
-        conversation_id=r.conversation_id,
-        content=r.content,
-        source_observation_ids=json.loads(r.source_obs_ids),
-        superseded_by_id=r.superseded_by_id,
-        created_at=r.created_at,
-    ),
-    "session": lambda r: f.SessionRecord(
-        kind="session", session_id=r.session_id, conversation_id=r.conversation_id
-    ),
-    "preference": lambda r: f.PreferenceRecord(
-        kind="preference",
-        id=r.id,
-        category=r.category,
-        preference=r.preference,
-        context=r.context,
-        created_at=r.created_at,
-    ),
-    "fact": lambda r: f.FactRecord(
-        kind="fact",
-        id=r.id,
-        subject=r.subject,
-        predicate=r.predicate,
-        object=r.object,
-        created_at=r.created_at,
-    ),
-    "trace": lambda r: f.TraceRecord(
-        kind="trace",
-        id=r.id,
-        session_id=r.session_id,
-        task=r.task,
-        outcome=r.outcome,
-        success=_optional_bool(r.success),
-        started_at=r.started_at,
-        completed_at=r.completed_at,
-    ),
-    "trace_step": lambda r: f.TraceStepRecord(
-        kind="trace_step",
-        id=r.id,
-        trace_id=r.trace_id,
-        step_number=r.step_number,
-        thought=r.thought,
-        action=r.action,
-        observation=r.observation,
-        created_at=r.created_at,
-    ),
-    "trace_tool_call": lambda r: f.TraceToolCallRecord(
-        kind="trace_tool_call",
-        id=r.id,
-        step_id=r.step_id,
-        tool_name=r.tool_name,
-        arguments=json.loads(r.arguments),
-        result=None if r.result is None else json.loads(r.result),
-        status=r.status,
-        duration_ms=r.duration_ms,
-        error=r.error,
-        created_at=r.created_at,
-    ),
+#: The models of the kinds whose rows are their records field for field (the queries
+#: name their columns after the fields; integer flags become booleans on validation).
+_SIMPLE: dict[str, type[BaseModel]] = {
+    "conversation": f.ConversationRecord,
+    "user_entity": f.UserEntityRecord,
+    "merge": f.MergeRecord,
+    "feedback": f.FeedbackRecord,
+    "relationship": f.RelationshipRecord,
+    "mention": f.MentionRecord,
+    "reasoning_step": f.ReasoningStepRecord,
+    "tool_call": f.ToolCallRecord,
+    "observation": f.ObservationRecord,
+    "reflection": f.ReflectionRecord,
+    "session": f.SessionRecord,
+    "preference": f.PreferenceRecord,
+    "fact": f.FactRecord,
+    "trace": f.TraceRecord,
+    "trace_step": f.TraceStepRecord,
+    "trace_tool_call": f.TraceToolCallRecord,
 }
+#: Columns stored as JSON text (``NULL`` stays ``None``); a legacy tool call's
+#: ``arguments`` and ``result`` too (a reasoning step's ``result`` is plain text).
+_JSON_COLUMNS = frozenset(
+    {"metadata", "properties", "source_message_ids", "source_observation_ids"}
+)
+_LEGACY_JSON = frozenset({"arguments", "result"})
+
+
+def _values(kind: str, row: Any) -> dict[str, Any]:
+    """The row as record fields: ``kind`` added, JSON columns decoded, the key dropped."""
+    values = {name: value for name, value in row._mapping.items() if name != "k"}
+    decoded = _JSON_COLUMNS | (_LEGACY_JSON if kind == "trace_tool_call" else frozenset())
+    for name in decoded & values.keys():
+        if values[name] is not None:
+            values[name] = json.loads(values[name])
+    return {"kind": kind, **values}
+
+
+def _simple(kind: str, row: Any) -> BaseModel:
+    return _SIMPLE[kind].model_validate(_values(kind, row))

@@ -503,139 +503,59 @@ class _Batch:
             publish_vectors(self.ctx, self.queued)
 
 
+#: The kinds that are one plain row: table, references ``(column, table, field, what)``,
+#: and fields stored under another column name. Other fields are columns of their name;
+#: lists, objects and legacy JSON values are stored as JSON text, booleans as 0/1.
+_PLAIN: dict[str, tuple[str, tuple[tuple[str, str, str, str], ...], dict[str, str]]] = {
+    "reasoning_step": (
+        "steps",
+        (("conversation_pk", "conversations", "conversation_id", "conversation"),),
+        {},
+    ),
+    "tool_call": ("tool_calls", (("step_pk", "steps", "step_id", "reasoning step"),), {}),
+    "observation": (
+        "observations",
+        (("conversation_pk", "conversations", "conversation_id", "conversation"),),
+        {"source_message_ids": "source_msg_ids"},
+    ),
+    "reflection": (
+        "reflections",
+        (("conversation_pk", "conversations", "conversation_id", "conversation"),),
+        {"source_observation_ids": "source_obs_ids"},
+    ),
+    "preference": ("preferences", (), {}),
+    "fact": ("facts", (), {}),
+    "trace": ("traces", (), {}),
+    "trace_step": ("trace_steps", (("trace_pk", "traces", "trace_id", "trace"),), {}),
+    "trace_tool_call": (
+        "trace_tool_calls",
+        (("step_pk", "trace_steps", "step_id", "trace step"),),
+        {},
+    ),
+}
+#: Legacy tool calls keep any JSON value: ``arguments`` always as JSON text, ``result``
+#: too unless there is none (``NULL``).
+_JSON_VALUES = {"trace_tool_call": ("arguments", "result")}
+
+
 def _plain(b: _Batch, line: int, record: Any) -> None:
-    """The kinds that are one plain row with references."""
-    r = record
-    if isinstance(r, f.ReasoningStepRecord):
-        b.row(
-            line,
-            r.kind,
-            "steps",
-            r.id,
-            {
-                "reasoning": r.reasoning,
-                "action_taken": r.action_taken,
-                "result": r.result,
-                "created_at": r.created_at,
-            },
-            [("conversation_pk", "conversations", r.conversation_id, "conversation")],
-        )
-    elif isinstance(r, f.ToolCallRecord):
-        b.row(
-            line,
-            r.kind,
-            "tool_calls",
-            r.id,
-            {
-                "tool_name": r.tool_name,
-                "input": r.input,
-                "output": r.output,
-                "status": r.status,
-                "duration_ms": r.duration_ms,
-                "created_at": r.created_at,
-            },
-            [("step_pk", "steps", r.step_id, "reasoning step")],
-        )
-    elif isinstance(r, f.ObservationRecord):
-        b.row(
-            line,
-            r.kind,
-            "observations",
-            r.id,
-            {
-                "content": r.content,
-                "source_msg_ids": dumps(r.source_message_ids),
-                "created_at": r.created_at,
-            },
-            [("conversation_pk", "conversations", r.conversation_id, "conversation")],
-        )
-    elif isinstance(r, f.ReflectionRecord):
-        b.row(
-            line,
-            r.kind,
-            "reflections",
-            r.id,
-            {
-                "content": r.content,
-                "source_obs_ids": dumps(r.source_observation_ids),
-                "superseded_by_id": r.superseded_by_id,
-                "created_at": r.created_at,
-            },
-            [("conversation_pk", "conversations", r.conversation_id, "conversation")],
-        )
-    elif isinstance(r, f.PreferenceRecord):
-        b.row(
-            line,
-            r.kind,
-            "preferences",
-            r.id,
-            {
-                "category": r.category,
-                "preference": r.preference,
-                "context": r.context,
-                "created_at": r.created_at,
-            },
-        )
-    elif isinstance(r, f.FactRecord):
-        b.row(
-            line,
-            r.kind,
-            "facts",
-            r.id,
-            {
-                "subject": r.subject,
-                "predicate": r.predicate,
-                "object": r.object,
-                "created_at": r.created_at,
-            },
-        )
-    elif isinstance(r, f.TraceRecord):
-        b.row(
-            line,
-            r.kind,
-            "traces",
-            r.id,
-            {
-                "session_id": r.session_id,
-                "task": r.task,
-                "outcome": r.outcome,
-                "success": None if r.success is None else int(r.success),
-                "started_at": r.started_at,
-                "completed_at": r.completed_at,
-            },
-        )
-    elif isinstance(r, f.TraceStepRecord):
-        b.row(
-            line,
-            r.kind,
-            "trace_steps",
-            r.id,
-            {
-                "step_number": r.step_number,
-                "thought": r.thought,
-                "action": r.action,
-                "observation": r.observation,
-                "created_at": r.created_at,
-            },
-            [("trace_pk", "traces", r.trace_id, "trace")],
-        )
-    elif isinstance(r, f.TraceToolCallRecord):
-        b.row(
-            line,
-            r.kind,
-            "trace_tool_calls",
-            r.id,
-            {
-                "tool_name": r.tool_name,
-                "arguments": dumps(r.arguments),
-                "result": None if r.result is None else dumps(r.result),
-                "status": r.status,
-                "duration_ms": r.duration_ms,
-                "error": r.error,
-                "created_at": r.created_at,
-            },
-            [("step_pk", "trace_steps", r.step_id, "trace step")],
-        )
+    table, parents, renames = _PLAIN[record.kind]
+    references = {name for _, _, name, _ in parents}
+    values: dict[str, Any] = {}
+    json_values = _JSON_VALUES.get(record.kind, ())
+    for name, value in record.model_dump(exclude={"kind", "id", *references}).items():
+        if name in json_values:
+            value = None if value is None and name == "result" else dumps(value)
+        elif isinstance(value, list | dict):
+            value = dumps(value)
+        elif isinstance(value, bool):
+            value = int(value)
+        values[renames.get(name, name)] = value
+    links = [
+        (column, ref_table, getattr(record, name), what)
+        for column, ref_table, name, what in parents
+    ]
+    b.row(line, record.kind, table, record.id, values, links)
 
 
 _DISPATCH: dict[type[Any], Callable[[_Batch, int, int, Any], None]] = {

@@ -245,21 +245,7 @@ async def test_into_another_workspace_of_the_same_store_remaps_ids(
 
 def _without_ids(line: bytes) -> dict[str, object]:
     record: dict[str, object] = json.loads(line)
-    for name in (
-        "id",
-        "conversation_id",
-        "entity_id",
-        "message_id",
-        "source_id",
-        "target_id",
-        "step_id",
-        "trace_id",
-        "superseded_by",
-        "source_message_id",
-        "superseded_by_id",
-        "source_message_ids",
-        "source_observation_ids",
-    ):
+    for name in (*f.ID_FIELDS, *f.ID_LIST_FIELDS):
         record.pop(name, None)
     return record
 
