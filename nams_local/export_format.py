@@ -62,6 +62,7 @@ __all__ = [
     "TraceStepRecord",
     "TraceToolCallRecord",
     "UserEntityRecord",
+    "check_vectors",
     "decode_vector",
     "dump_line",
     "encode_vector",
@@ -565,3 +566,24 @@ def decode_vector(text: str, dimension: int) -> np.ndarray[Any, np.dtype[np.floa
     if not np.isfinite(vector).all():
         raise InvalidInputError("a vector holds a value that is not finite")
     return vector
+
+
+def check_vectors(record: BaseModel, header: ExportHeader, number: int) -> None:
+    """Refuse a record whose vectors do not decode to the header's dimension (checked with
+    the rest of the line, before its batch is written)."""
+    found: list[str] = []
+    for name in ("vector", "vectors"):
+        value = getattr(record, name, None)
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(value)
+    if not found:
+        return
+    if not header.with_vectors or header.dimension is None:
+        raise InvalidInputError(f"line {number} has vectors but the header declares none")
+    for encoded in found:
+        try:
+            decode_vector(encoded, header.dimension)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"line {number}: {exc.message}") from None

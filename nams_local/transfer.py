@@ -159,6 +159,7 @@ async def import_stream(
         if ended:
             raise InvalidInputError(f"line {number} follows the end line")
         record = f.parse_record(line, number)
+        f.check_vectors(record, header, number)
         if isinstance(record, f.EndRecord):
             if record.records != report.records:
                 raise InvalidInputError(

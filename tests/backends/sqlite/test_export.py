@@ -281,3 +281,21 @@ async def test_a_record_whose_parent_is_missing_is_skipped_with_the_reason(
     assert report.added == {}
     assert [(s.line, s.kind) for s in report.skipped] == [(2, "message")]
     assert "nowhere" in report.skipped[0].reason
+
+
+async def test_a_vector_of_the_wrong_size_is_refused_naming_its_line(
+    source: SQLiteBackend, tmp_path: Path
+) -> None:
+    lines = export_lines(source, with_vectors=True)
+    at = next(n for n, line in enumerate(lines) if b'"kind":"entity"' in line)
+    entity = json.loads(lines[at])
+    entity["vector"] = "AAAAAA=="  # one float, not 64
+    damaged = [*lines[:at], json.dumps(entity).encode() + b"\n", *lines[at + 1 :]]
+    target = open_store(tmp_path / "target.db")
+    try:
+        before = snapshot(target)
+        with pytest.raises(InvalidInputError, match=f"line {at + 1}: a vector has 1 values"):
+            await import_lines(target, damaged, batch_size=500)
+        assert snapshot(target) == before  # one batch: nothing written
+    finally:
+        await target.aclose()
