@@ -3,7 +3,8 @@
 ``info`` answers "what am I running on?" (driver, vector support, counts), ``demo``
 proves, end to end and with no key or network, that the engine stores, searches and links
 memories, ``serve`` makes the engine look like hosted NAMS to any client over HTTP, and
-``mcp`` serves memory as MCP tools (stdio or streamable HTTP) to any MCP client.
+``mcp`` serves memory as MCP tools (stdio or streamable HTTP) to any MCP client, and
+``export`` / ``import`` move memory out and in (``transfer.py``).
 Heavy imports happen inside the commands so ``--help`` is instant. A new command goes in a
 module of this package named for it (its body and a ``register(subparsers)``), wired here
 by one call, so commands do not grow one file.
