@@ -53,6 +53,7 @@ __all__ = [
     "create_nams_provider",
     "default_db_path",
     "extraction_from_env",
+    "local_store_embedded",
     "open_backend",
     "open_bridge_backend",
     "open_hosted_backend",
@@ -93,6 +94,15 @@ def open_local_backend(path: str | Path | None = None, **options: Any) -> Any:
     if extraction is not None:
         options.setdefault("extraction", extraction)
     return SQLiteBackend(path if path is not None else default_db_path(), **options)
+
+
+def local_store_embedded(path: str | Path | None = None) -> bool | None:
+    """Whether the local database at ``path`` (default ``default_db_path()``) was built
+    with embeddings (``None``: it does not say), read without opening the engine, so a
+    read-only command can open it as built instead of rebuilding its vector index."""
+    from backends.sqlite.recorded import has_vector_index
+
+    return has_vector_index(path if path is not None else default_db_path())
 
 
 def extraction_from_env() -> str | None:

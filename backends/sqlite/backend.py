@@ -11,10 +11,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
+from nams_local import export_format
+from nams_local.__version__ import __version__
 from nams_local.backend import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_SEARCH_LIMIT,
@@ -77,8 +80,9 @@ from nams_local.validation import (
     check_tool_call,
 )
 
-from . import conversations, entities, extraction_queue, tiers
+from . import conversations, entities, extraction_queue, imports, tiers
 from . import cypher as cypher_graph
+from . import export as exporter
 from . import items as item_store
 from . import reasoning as steps_store
 from .cypher_pool import CypherLimits
@@ -744,6 +748,50 @@ class SQLiteBackend(MemoryBackend):
         """Delete everything this workspace holds, in one transaction; other workspaces of
         the store are untouched (``SupportsWorkspaceReset``)."""
         await self.legacy.clear_workspace()
+
+    # -- export and import (``nams_local.export_format``; docs/export-format.md) --
+    def export_header(
+        self, *, user_id: str | None = None, with_vectors: bool = False
+    ) -> export_format.ExportHeader:
+        """``SupportsExport``: the first line of this workspace's export."""
+        vectors = self._store.vectors if with_vectors else None
+        return export_format.ExportHeader(
+            format="nams-local-export",
+            version=export_format.VERSION,
+            workspace=self.workspace,
+            user=user_id,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            nams_local=__version__,
+            with_vectors=vectors is not None,
+            embedder=vectors.embedder.name if vectors else None,
+            dimension=vectors.embedder.dimension if vectors else None,
+        )
+
+    def export_records(
+        self, *, user_id: str | None = None, with_vectors: bool = False
+    ) -> Iterator[Any]:
+        """``SupportsExport``: every record of the workspace (or of ``user_id``), streamed
+        page by page from one read snapshot (``export.py``); blocking."""
+        vectors = self._store.vectors if with_vectors else None
+        with self._store.snapshot() as read:
+            yield from exporter.iter_records(read, self.workspace, user_id=user_id, vectors=vectors)
+
+    async def import_batch(
+        self,
+        header: export_format.ExportHeader,
+        records: Sequence[export_format.NumberedRecord],
+    ) -> export_format.BatchResult:
+        """``SupportsImport``: one batch, kept as it is, in one transaction (``imports.py``).
+        Entities and items new to the store without a usable vector in the file are
+        embedded first, in the embedding lane; messages go to the vector lane."""
+        batch = list(records)
+        wanted = await self._read(imports.needs_embedding, header, batch)
+        embedded: dict[int, Vector] = {}
+        if wanted:
+            matrix = await self._embed([text for _, text in wanted])
+            if matrix is not None:
+                embedded = {n: matrix[row] for row, (n, _) in enumerate(wanted)}
+        return await self._run(imports.write_batch, header, batch, embedded)
 
     # -- legacy memory (bridge) --
     # Sessions, preferences, facts, task traces and tool stats (the original agent-memory

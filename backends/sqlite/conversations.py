@@ -55,6 +55,7 @@ __all__ = [
     "get_conversation",
     "list_conversations",
     "list_messages",
+    "publish_vectors",
     "search_messages",
     "search_user_messages",
     "unindex_messages",
@@ -209,11 +210,11 @@ def add_messages(
                 QueuedVector(pk, msg.content, part, conversation_id)
                 for pk, msg in zip(pks, messages, strict=True)
             ]
-            _publish_vectors(ctx, items)
+            publish_vectors(ctx, items)
     return stored
 
 
-def _publish_vectors(ctx: Ctx, items: list[QueuedVector]) -> None:
+def publish_vectors(ctx: Ctx, items: list[QueuedVector]) -> None:
     """Hand the rows (their durable ``vector_queue`` rows are written) to the vector
     lane's in-memory queue once this transaction has committed."""
     lane = ctx.store.vector_lane

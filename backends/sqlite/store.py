@@ -10,10 +10,11 @@ file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -263,6 +264,20 @@ class SQLiteStore:
             conn = self._local.conn = self._read_engine.connect()
         with conn.begin():
             return fn(dataclasses.replace(ctx, connection=conn), *args, **kwargs)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Callable[[Callable[[Connection], Any]], Any]]:
+        """``read(fn)`` for a long series of reads (an export): for a file, ``fn(conn)``
+        on a connection of its own inside one read transaction, so every read sees the
+        same snapshot and writers are never blocked (WAL); for ``:memory:``, each read is
+        a unit of work on the writer (its only connection)."""
+        if self._read_engine is None:
+            yield lambda fn: self.run_sync(fn, self.conn)
+            return
+        if self.identity is not None:
+            self.identity.check()
+        with self._read_engine.connect() as conn, conn.begin():
+            yield lambda fn: fn(conn)
 
     def run_sync(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``run`` for synchronous callers (the CLI); never call it from the worker thread."""

@@ -75,6 +75,10 @@ class VectorIndex(Protocol):
         """Every ``(pk, sub, vector bytes)`` of one partition."""
         ...
 
+    def get(self, conn: Connection, keys: Sequence[int]) -> dict[int, bytes]:
+        """The stored vectors of ``keys`` (those that have one), by key (export)."""
+        ...
+
 
 class _TableIndex:
     """What both stored indexes do alike: rows are keyed by ``key`` in ``table``."""
@@ -95,6 +99,15 @@ class _TableIndex:
             {"part": part},
         ).all()
         return [(int(pk), str(sub), bytes(blob)) for pk, sub, blob in found]
+
+    def get(self, conn: Connection, keys: Sequence[int]) -> dict[int, bytes]:
+        if not keys:
+            return {}
+        marks = ", ".join(str(int(k)) for k in keys)
+        found = conn.execute(
+            text(f"SELECT {self.key}, embedding FROM {self.table} WHERE {self.key} IN ({marks})")
+        ).all()
+        return {int(pk): bytes(blob) for pk, blob in found}
 
 
 class SqliteVecIndex(_TableIndex):
@@ -304,6 +317,9 @@ class IndexWrapper:
 
     def drop(self, conn: Connection) -> None:
         self.inner.drop(conn)
+
+    def get(self, conn: Connection, keys: Sequence[int]) -> dict[int, bytes]:
+        return self.inner.get(conn, keys)
 
 
 class CachedIndex(IndexWrapper):

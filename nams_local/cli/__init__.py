@@ -3,7 +3,8 @@
 ``info`` answers "what am I running on?" (driver, vector support, counts), ``demo``
 proves, end to end and with no key or network, that the engine stores, searches and links
 memories, ``serve`` makes the engine look like hosted NAMS to any client over HTTP, and
-``mcp`` serves memory as MCP tools (stdio or streamable HTTP) to any MCP client.
+``mcp`` serves memory as MCP tools (stdio or streamable HTTP) to any MCP client, and
+``export`` / ``import`` move memory out and in (``transfer.py``).
 Heavy imports happen inside the commands so ``--help`` is instant. A new command goes in a
 module of this package named for it (its body and a ``register(subparsers)``), wired here
 by one call, so commands do not grow one file.
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..__version__ import __version__
-from . import info, sync
+from . import info, sync, transfer
 from .failures import OneLineParser, guarded, port_number
 from .options import add_common, add_workspace
 
@@ -105,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     info.register(sub)
     sync.register(sub)
+    transfer.register(sub)
     demo = sub.add_parser("demo", help="run an end-to-end offline demo (temporary database)")
     add_common(demo)
     demo.set_defaults(func=_cmd_demo)
