@@ -5,6 +5,8 @@ NAMS (``--to``) and pulls a hosted workspace into the local engine (``--from``).
 is the one the records depend on: entities (so relationships and the target's own
 extraction find them), then each conversation oldest first with its messages oldest
 first in batches, its reasoning steps and their tool calls, then relationships.
+A source with ``SupportsPagedReads`` (the local engine) is read in full, page by page; any
+other (hosted NAMS) through the list routes, whose 200 bound is reported.
 
 Every write goes through ``Replay._write``: the checkpoint names it before it is sent and
 records its result once acknowledged, so a resumed sync skips what is recorded and asks
