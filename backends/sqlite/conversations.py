@@ -27,6 +27,7 @@ from nams_local.models import (
 
 from . import prepared
 from . import schema as s
+from .conversation_vectors import search_conversation
 from .dbapi import raw_connection
 from .rows import (
     dumps,
@@ -53,6 +54,7 @@ __all__ = [
     "create_conversation",
     "delete_conversation",
     "get_conversation",
+    "groups_of",
     "list_conversations",
     "list_messages",
     "materialise",
@@ -266,7 +268,7 @@ def rank_in(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
-            return vectors.messages.search(conn, query_vector, k, part, conv.id)
+            return search_conversation(conn, vectors.messages, query_vector, k, part, conv)
 
     return rank(mode, limit, text_search, vector_search, weight)
 
@@ -341,12 +343,22 @@ def search_user_messages(
     }
     messages = materialise(ctx, ranked)
     steps = steps_of(ctx, convs) if include_steps else {conv.pk: [] for conv in convs}
+    return groups_of(convs, messages, steps, run_mode)
+
+
+def groups_of(
+    convs: Sequence[Row[Any]],
+    messages: dict[int, list[Message]],
+    steps: dict[int, list[ReasoningStep]],
+    mode: SearchMode,
+) -> list[ConversationSearchHits]:
+    """Each conversation's share of a cross-conversation search, in ``convs`` order."""
     return [
         ConversationSearchHits(
             conversation_id=conv.id,
             messages=messages[conv.pk],
             steps=steps[conv.pk],
-            search_type=run_mode,
+            search_type=mode,
         )
         for conv in convs
     ]

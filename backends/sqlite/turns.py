@@ -27,7 +27,7 @@ from nams_local.models import (
 from nams_local.turns import TurnRequest
 
 from . import schema as s
-from .conversations import materialise, rank_in, steps_of, user_conversations
+from .conversations import groups_of, materialise, rank_in, steps_of, user_conversations
 from .entities import details_of, ranked_entities
 from .rows import to_entity
 from .store import Ctx
@@ -81,15 +81,7 @@ def turn_messages(
     return TurnMessages(
         messages=messages[conv.pk],
         steps=steps[conv.pk],
-        cross_session=[
-            ConversationSearchHits(
-                conversation_id=other.id,
-                messages=messages[other.pk],
-                steps=steps[other.pk],
-                search_type=mode,
-            )
-            for other in others
-        ],
+        cross_session=groups_of(others, messages, steps, mode),
     )
 
 
