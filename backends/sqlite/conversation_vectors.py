@@ -91,7 +91,8 @@ def search_conversation(
     for pk, similarity in zip(keys, sims.tolist(), strict=True):
         if similarity > best.get(pk, -2.0):
             best[pk] = similarity
-    ranked = sorted(best.items(), key=lambda item: (-item[1], -item[0]))
+    # Ties in row order, as the KNN's scan returns them (oldest first).
+    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
     return ranked[:k]
 
 
