@@ -242,6 +242,8 @@ class ForcedMode:
     """A backend view whose message and entity searches always run in one mode.
 
     How the memory block is measured per mode: ``retrieve_memories`` asks for the default.
+    A forced mode hides the engine's one-call turn (``SupportsTurns``: it searches in the
+    default mode), so retrieval asks source by source, each search in the forced mode.
     """
 
     def __init__(self, inner: SQLiteBackend, mode: SearchMode | None) -> None:
@@ -249,6 +251,8 @@ class ForcedMode:
         self._mode = mode
 
     def __getattr__(self, name: str) -> Any:
+        if self._mode is not None and name in ("recall_turn", "persist_turn"):
+            raise AttributeError(name)
         return getattr(self._inner, name)
 
     async def search_messages(

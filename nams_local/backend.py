@@ -45,6 +45,7 @@ from .models import (
     ToolCall,
     ToolCallStatus,
 )
+from .turns import TurnRecall, TurnRequest
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -55,6 +56,7 @@ __all__ = [
     "MemoryBackend",
     "SupportsInfo",
     "SupportsItems",
+    "SupportsTurns",
     "SupportsWorkspaceReset",
 ]
 
@@ -347,3 +349,23 @@ class SupportsWorkspaceReset(Protocol):
     such route, so it is a protocol of its own rather than part of ``MemoryBackend``."""
 
     async def reset_workspace(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsTurns(Protocol):
+    """A backend that serves a chat turn in as few units of work as it can: the first
+    round of ``retrieve_memories`` as one call (``nams_local.turns``), and a turn's
+    messages written as one unit (one transaction, one commit). The local engine does;
+    the hosted client does not, so its traffic stays what the TypeScript provider sends.
+    """
+
+    async def recall_turn(self, request: TurnRequest) -> TurnRecall:
+        """Every source of ``request`` at once; fails whole (the caller then asks source by
+        source, so one failing source costs only itself)."""
+        ...
+
+    async def persist_turn(
+        self, conversation_id: str, messages: Sequence[NewMessage]
+    ) -> list[Message]:
+        """``add_messages``' contract (all or nothing), returning once committed."""
+        ...

@@ -9,6 +9,13 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
 - when the backend has ``user_message_search``, the cross-session source makes one call
   instead of 1 + 2·N; it yields the same hits as the per-conversation path;
 - every lookup has a timeout, so a hanging backend costs a warning, not the model call;
+- when the backend ``SupportsTurns`` (the local engine), the first round — the current
+  conversation, long-term entities, reasoning steps, cross-session and the user's own
+  entity, with the relationships of every entity found — is one ``recall_turn`` call
+  instead of six to eight, so the query is embedded once and the sources' SQL runs in two
+  jobs; its answer is what the separate calls would return, and every rule below applies
+  to it unchanged. If it fails, the turn asks source by source (one warning more); if it
+  times out, the turn has no memories (it has already waited the timeout);
 - "nothing relevant" is an answer: when the backend's scores compare across queries
   (``capabilities.relevance_scores``, the local engine), message and entity hits below
   ``RetrievalOptions.relevance_floor`` are dropped before merging, and an entity below it
@@ -25,11 +32,11 @@ Every failure is logged once through the ``MemoryLogger`` and the source counts 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
-from .backend import MemoryBackend
+from .backend import MemoryBackend, SupportsTurns
 from .log import MemoryLogger, default_logger
 from .models import (
     Conversation,
@@ -43,6 +50,7 @@ from .models import (
 from .retrieval_terms import fallback_terms, query_tokens
 from .retrieval_time import about_user, asks_about_past, interval, type_relevance
 from .scope import Scope
+from .turns import TurnRecall, TurnRequest
 
 __all__ = [
     "DEFAULT_CROSS_SESSION_LIMIT",
@@ -171,14 +179,17 @@ async def _two_pass(
     query: str,
     search: Callable[[str], Awaitable[Sequence[T]]],
     key: Callable[[T], str],
+    first: Sequence[T] | None = None,
 ) -> list[T]:
-    """Pass 1: the whole query. If empty, pass 2: one search per fallback term, merged,
-    de-duplicated by content and ranked by word overlap with the query (stable)."""
+    """Pass 1: the whole query (``first``, when it was already run). If empty, pass 2: one
+    search per fallback term, merged, de-duplicated by content and ranked by word overlap
+    with the query (stable)."""
 
     def run(q: str) -> Callable[[], Awaitable[Sequence[T]]]:
         return lambda: search(q)
 
-    first = await lookups.call(f"{label} failed", run(query))
+    if first is None:
+        first = await lookups.call(f"{label} failed", run(query))
     if first:
         return list(first)
     terms = fallback_terms(query)
@@ -259,6 +270,14 @@ async def _cross_session(
             return messages or [], steps or []
 
         groups = list(await asyncio.gather(*(one(c) for c in others)))
+    return _cross_hits(groups, floor)
+
+
+def _cross_hits(
+    groups: Sequence[tuple[Sequence[Message], Sequence[ReasoningStep]]], floor: _Floor
+) -> list[MemoryHit]:
+    """The cross-session bucket: each other conversation's messages above the floor, then
+    its direct-response steps, de-duplicated by content, in conversation order."""
     hits: list[MemoryHit] = []
     seen: set[str] = set()
     for messages, steps in groups:
@@ -281,7 +300,10 @@ async def _graph_hits(
     entities: Sequence[Entity],
     query: str,
     user: Entity | None = None,
+    known: Mapping[str, EntityDetails] | None = None,
 ) -> list[MemoryHit]:
+    """Up to ``MAX_TRIPLES`` facts of each root entity; ``known`` holds details already
+    read (``recall_turn``), so only the other roots cost a ``get_entity`` call."""
     past = asks_about_past(query)
     limit = lookups.options.graph_expansion_limit
     roots = [e for e in entities if e.id][:limit] if limit != 0 else []
@@ -296,7 +318,7 @@ async def _graph_hits(
                 raise TypeError(f"backend returned {type(found).__name__}, not EntityDetails")
             return found
 
-        detail = await lookups.call(
+        detail = (known or {}).get(root.id) or await lookups.call(
             f'getEntity failed for "{root.name}", skipping its relationships', details
         )
         subject_source: str | None = None
@@ -337,11 +359,16 @@ async def _graph_hits(
     return [hit for hits in expanded for hit in hits]
 
 
+def _wants_user(backend: MemoryBackend, query: str) -> bool:
+    """Whether the turn looks up the user's own entity (``_user_entity``)."""
+    return backend.capabilities.relationship_validity and about_user(query)
+
+
 async def _user_entity(backend: MemoryBackend, lookups: _Lookups, query: str) -> Entity | None:
     """The user's own entity for a first-person question ("where do I live now?"), on a
     backend whose relationships know time (the local engine: its user entity is described
     as "the user (me)"). Other backends get no extra request: their traffic is unchanged."""
-    if not backend.capabilities.relationship_validity or not about_user(query):
+    if not _wants_user(backend, query):
         return None
 
     async def find() -> list[Entity]:
@@ -377,6 +404,49 @@ class _Floor:
 
     def keeps(self, score: float | None) -> bool:
         return score is None or self.value <= 0.0 or score >= self.value
+
+
+#: ``_recall_turn``'s answer when the one call timed out (the turn gets no memories).
+_TIMED_OUT = TurnRecall()
+
+
+async def _recall_turn(
+    backend: SupportsTurns,
+    lookups: _Lookups,
+    scope: Scope,
+    conversation_id: str,
+    query: str,
+    limit: int,
+) -> TurnRecall | None:
+    """The first round in one call; ``None`` (after one warning) when it failed, so the
+    turn asks source by source; ``_TIMED_OUT`` when it took the whole timeout."""
+    n = lookups.options.cross_session_limit
+    request = TurnRequest(
+        conversation_id=conversation_id,
+        user_id=scope.user_id,
+        query=query,
+        message_limit=limit,
+        entity_limit=MAX_LONGTERM,
+        conversation_limit=max(n, 0),
+        per_conversation_limit=CROSS_SEARCH_LIMIT if n > 0 else 0,
+        user_entity=_wants_user(cast(MemoryBackend, backend), query),
+    )
+    timeout = lookups.options.lookup_timeout
+    try:
+        found = await asyncio.wait_for(backend.recall_turn(request), timeout=timeout)
+        if not isinstance(found, TurnRecall):
+            raise TypeError(f"backend returned {type(found).__name__}, not a TurnRecall")
+        return found
+    except asyncio.CancelledError:
+        raise
+    except TimeoutError:
+        lookups.options.logger.warn(
+            "recallTurn failed", TimeoutError(f"no answer within {timeout} s")
+        )
+        return _TIMED_OUT
+    except Exception as exc:
+        lookups.options.logger.warn("recallTurn failed, searching source by source", exc)
+        return None
 
 
 def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:
@@ -416,20 +486,43 @@ async def retrieve_memories(
         result = await backend.search_entities(q, limit=MAX_LONGTERM)
         return _checked(result.items, Entity)
 
-    current, entities, found_steps, cross = await asyncio.gather(
-        _two_pass(lookups, "searchMessages", query, search_current, _message_key),
-        _two_pass(lookups, "searchEntities", query, search_entities, _entity_key),
-        lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
-        _cross_session(backend, lookups, scope, conversation_id, query, floor),
-    )
+    recall: TurnRecall | None = None
+    if isinstance(backend, SupportsTurns):
+        recall = await _recall_turn(backend, lookups, scope, conversation_id, query, limit)
+        if recall is _TIMED_OUT:
+            return []
+    if recall is not None:
+        current, entities = await asyncio.gather(
+            _two_pass(
+                lookups, "searchMessages", query, search_current, _message_key, recall.messages
+            ),
+            _two_pass(
+                lookups, "searchEntities", query, search_entities, _entity_key, recall.entities
+            ),
+        )
+        found_steps: list[ReasoningStep] | None = recall.steps
+        groups = [(g.messages, g.steps) for g in recall.cross_session]
+        cross = _cross_hits(groups, floor) if opts.cross_session_limit > 0 else []
+        known: Mapping[str, EntityDetails] = recall.details
+    else:
+        current, entities, found_steps, cross = await asyncio.gather(
+            _two_pass(lookups, "searchMessages", query, search_current, _message_key),
+            _two_pass(lookups, "searchEntities", query, search_entities, _entity_key),
+            lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
+            _cross_session(backend, lookups, scope, conversation_id, query, floor),
+        )
+        known = {}
     current = [m for m in current if floor.keeps(m.score)]
     relevant = [e for e in entities if floor.keeps(e.score)]
     # A question about the user ("what do you remember about me?") that finds one relevant
     # entity keeps the rest of what it found: the user's profile answers it as a whole.
     entities = entities if relevant and about_user(query) else relevant
     steps = found_steps or []
-    user = await _user_entity(backend, lookups, query)
-    graph = await _graph_hits(backend, lookups, entities, query, user)
+    if recall is not None:
+        user = recall.user if _wants_user(backend, query) else None
+    else:
+        user = await _user_entity(backend, lookups, query)
+    graph = await _graph_hits(backend, lookups, entities, query, user, known)
 
     seen: set[str] = set()
 

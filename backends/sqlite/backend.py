@@ -8,6 +8,7 @@ one transaction. A refused or failed call therefore writes nothing.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import time
@@ -62,6 +63,7 @@ from nams_local.models import (
     ToolCall,
     ToolCallStatus,
 )
+from nams_local.turns import TurnRecall, TurnRequest
 from nams_local.validation import (
     check_date,
     check_entity_name,
@@ -80,7 +82,7 @@ from nams_local.validation import (
     check_tool_call,
 )
 
-from . import conversations, entities, extraction_queue, imports, tiers
+from . import conversations, entities, extraction_queue, imports, tiers, turns
 from . import cypher as cypher_graph
 from . import export as exporter
 from . import items as item_store
@@ -465,6 +467,47 @@ class SQLiteBackend(MemoryBackend):
         )
         await self._pipeline.after_write(conversation_id, [m.id for m in stored], start)
         return stored
+
+    async def persist_turn(
+        self, conversation_id: str, messages: Sequence[NewMessage]
+    ) -> list[Message]:
+        """``SupportsTurns``: a turn's messages in one unit of work (``add_messages``)."""
+        return await self.add_messages(conversation_id, messages)
+
+    async def recall_turn(self, request: TurnRequest) -> TurnRecall:
+        """``SupportsTurns``: the first round of a turn's retrieval in one call
+        (``turns.py``): the query embedded once, the message sources in one reader job and
+        the entity sources in one writer job, at the same time."""
+        check_query(request.query)
+        check_limit(request.message_limit, name="message_limit")
+        check_limit(request.entity_limit, name="entity_limit")
+        cross = request.conversation_limit > 0
+        if cross:
+            check_limit(request.conversation_limit, name="conversation_limit")
+            check_limit(request.per_conversation_limit, name="per_conversation_limit")
+        await self._pipeline.settled()
+        mode = self._search_mode(None)
+        vector = await self._embed_query(request.query, mode)
+        user_vector = (
+            await self._embed_query(turns.USER_QUERY, mode) if request.user_entity else None
+        )
+        keys = [conversation_key(request.conversation_id)]
+        if cross:
+            keys.append(partition_key(message_partition(self.workspace, request.user_id)))
+        await self._vectors_settled(mode, *keys)
+        weight = self.hybrid_weight
+        read, found = await asyncio.gather(
+            self._read_unit(turns.turn_messages, request, vector, mode, weight),
+            self._run_unit(turns.turn_entities, request, vector, user_vector, mode, weight),
+        )
+        return TurnRecall(
+            messages=read.messages,
+            entities=found.entities,
+            steps=read.steps,
+            cross_session=read.cross_session,
+            user=found.user,
+            details=found.details,
+        )
 
     async def wait_for_extraction(self, conversation_id: str | None = None) -> None:
         """Return once queued extraction and summaries of ``conversation_id`` (default:

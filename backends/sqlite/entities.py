@@ -47,6 +47,7 @@ __all__ = [
     "add_relationship",
     "delete_entity",
     "delete_relationship",
+    "details_of",
     "entity_feedback",
     "entity_row",
     "find_entity",
@@ -59,6 +60,8 @@ __all__ = [
     "merge_candidates",
     "merge_entities",
     "neighbourhood",
+    "ranked_entities",
+    "relationships_of",
     "search_entities",
     "unindex_entities",
     "update_entity",
@@ -211,9 +214,13 @@ def list_entities(ctx: Ctx, type_: str | None) -> list[Entity]:
     return [to_entity(row) for row in ctx.conn.execute(stmt.order_by(e.c.pk)).all()]
 
 
-def _relationships_of(ctx: Ctx, pk: int) -> list[EntityRelationship]:
+def relationships_of(ctx: Ctx, pks: Sequence[int]) -> dict[int, list[EntityRelationship]]:
+    """Each entity's relationships (keyed by pk): outgoing then incoming, each in creation
+    order; two queries whatever the number of entities (a turn expands several)."""
     other = aliased(e)
-    out: list[EntityRelationship] = []
+    out: dict[int, list[EntityRelationship]] = {pk: [] for pk in pks}
+    if not pks:
+        return out
     for direction, near, far in (
         ("outgoing", r.c.source_pk, r.c.target_pk),
         ("incoming", r.c.target_pk, r.c.source_pk),
@@ -221,35 +228,44 @@ def _relationships_of(ctx: Ctx, pk: int) -> list[EntityRelationship]:
         rows = ctx.conn.execute(
             select(
                 r,
+                near.label("near_pk"),
                 other.c.id.label("o_id"),
                 other.c.name.label("o_name"),
                 other.c.type.label("o_type"),
             )
             .join(other, other.c.pk == far)
-            .where(near == pk)
+            .where(near.in_(list(pks)))
             .order_by(r.c.pk)
         ).all()
-        out.extend(
-            EntityRelationship(
-                type=row.type,
-                target_id=row.o_id,
-                target_name=row.o_name,
-                target_type=row.o_type,
-                direction=direction,  # type: ignore[arg-type]
-                id=row.id,
-                properties=loads(row.properties),
-                confidence=row.confidence,
-                **edge_validity(row),
+        for row in rows:
+            out[row.near_pk].append(
+                EntityRelationship(
+                    type=row.type,
+                    target_id=row.o_id,
+                    target_name=row.o_name,
+                    target_type=row.o_type,
+                    direction=direction,  # type: ignore[arg-type]
+                    id=row.id,
+                    properties=loads(row.properties),
+                    confidence=row.confidence,
+                    **edge_validity(row),
+                )
             )
-            for row in rows
-        )
     return out
 
 
+def details_of(ctx: Ctx, rows: Sequence[Row[Any]]) -> dict[str, EntityDetails]:
+    """``get_entity``'s answer for each entity row, keyed by id (relationships batched)."""
+    relationships = relationships_of(ctx, [row.pk for row in rows])
+    return {
+        row.id: EntityDetails(**to_entity(row).model_dump(), relationships=relationships[row.pk])
+        for row in rows
+    }
+
+
 def get_entity(ctx: Ctx, entity_id: str) -> EntityDetails:
-    row = entity_row(ctx, entity_id)
-    base = to_entity(row)
-    return EntityDetails(**base.model_dump(), relationships=_relationships_of(ctx, row.pk))
+    [details] = details_of(ctx, [entity_row(ctx, entity_id)]).values()
+    return details
 
 
 def update_entity(
@@ -301,6 +317,23 @@ def search_entities(
     mode: SearchMode,
     weight: float,
 ) -> SearchResult[Entity]:
+    found = ranked_entities(ctx, query, query_vector, type_, limit, mode, weight)
+    return SearchResult[Entity](
+        items=[to_entity(row, score) for row, score in found], search_type=mode
+    )
+
+
+def ranked_entities(
+    ctx: Ctx,
+    query: str,
+    query_vector: Vector | None,
+    type_: str | None,
+    limit: int,
+    mode: SearchMode,
+    weight: float,
+) -> list[tuple[Row[Any], float]]:
+    """``search_entities``' hits as ``(entity row, score)``, best first (the rows, so a
+    caller can read more about them in the same transaction)."""
     conn = ctx.conn
     scopes = [scope_token("w", ctx.workspace)]
     if type_:
@@ -330,8 +363,7 @@ def search_entities(
             )
         ).all()
     }
-    items = [to_entity(rows[x.pk], x.score) for x in ranked if x.pk in rows]
-    return SearchResult[Entity](items=items, search_type=mode)
+    return [(rows[x.pk], x.score) for x in ranked if x.pk in rows]
 
 
 def entity_feedback(
@@ -373,7 +405,7 @@ def get_history(ctx: Ctx, entity_id: str) -> EntityHistory:
             matched.setdefault(int(pk), name)
     # "When did you learn this?": each relationship as learned, and closed if it was.
     changes = sorted(
-        _relationships_of(ctx, row.pk),
+        relationships_of(ctx, [row.pk])[row.pk],
         key=lambda rel: (rel.recorded_at or datetime.min.replace(tzinfo=UTC), rel.id or ""),
     )
     if not matched:

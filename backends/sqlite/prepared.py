@@ -29,6 +29,7 @@ __all__ = [
     "messages_by_pks",
     "messages_newest_first",
     "row_by_id",
+    "steps_of_conversations",
 ]
 
 
@@ -89,3 +90,17 @@ def messages_by_pks(conn: Connection, pks: Sequence[int]) -> list[Row[Any]]:
         return []
     sql = _BY_PKS.format(marks=", ".join("?" * len(pks)))
     return list(conn.exec_driver_sql(sql, tuple(int(pk) for pk in pks)).all())
+
+
+_STEPS_OF = (
+    f"SELECT {_columns(s.steps)} FROM steps WHERE conversation_pk IN ({{marks}}) ORDER BY pk"
+)
+
+
+def steps_of_conversations(conn: Connection, conversation_pks: Sequence[int]) -> list[Row[Any]]:
+    """The reasoning steps of these conversations, oldest first (``pk`` order).
+    ``conversation_pks`` is bounded by the caller (a few conversations of one user)."""
+    if not conversation_pks:
+        return []
+    sql = _STEPS_OF.format(marks=", ".join("?" * len(conversation_pks)))
+    return list(conn.exec_driver_sql(sql, tuple(int(pk) for pk in conversation_pks)).all())

@@ -91,15 +91,23 @@ def _items(result: object) -> int:
 class CountingBackend:
     """A backend proxy: forwards everything, counts and times every async call.
 
-    ``capabilities`` may differ from the wrapped backend's (to hide ``user_message_search``).
+    ``capabilities`` may differ from the wrapped backend's (to hide ``user_message_search``),
+    and ``hidden`` methods are not there at all (``recall_turn``, for the source-by-source
+    series; a ``recall_turn`` call is labelled ``turn``: it serves every source at once).
     Calls are labelled with the memory source they serve, using the conversation of the
     current turn: a search or step list in it is ``conversation`` / ``reasoning``, in any
     other conversation ``cross-session``.
     """
 
-    def __init__(self, inner: MemoryBackend, capabilities: Capabilities | None = None) -> None:
+    def __init__(
+        self,
+        inner: MemoryBackend,
+        capabilities: Capabilities | None = None,
+        hidden: frozenset[str] = frozenset(),
+    ) -> None:
         self._inner = inner
         self._capabilities = capabilities if capabilities is not None else inner.capabilities
+        self._hidden = hidden
         self.conversation_id = ""
         self.origin = 0.0
         self.calls: list[Call] = []
@@ -125,11 +133,15 @@ class CountingBackend:
             return "cross-session"
         if method in ("search_user_messages", "list_conversations"):
             return "cross-session"
-        if method == "add_message":
+        if method in ("add_message", "persist_turn"):
             return "persist"
+        if method == "recall_turn":
+            return "turn"
         return "other"
 
     def __getattr__(self, name: str) -> Any:
+        if name in self.__dict__.get("_hidden", ()):
+            raise AttributeError(name)  # so ``isinstance(proxy, SupportsTurns)`` is false
         attr = getattr(self._inner, name)
         if not inspect.iscoroutinefunction(attr):
             return attr
