@@ -10,14 +10,16 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
   instead of 1 + 2·N; it yields the same hits as the per-conversation path;
 - every lookup has a timeout, so a hanging backend costs a warning, not the model call;
 - "nothing relevant" is an answer: when the backend's scores compare across queries
-  (``capabilities.relevance_scores``, the local engine), message and entity hits below
-  ``RetrievalOptions.relevance_floor`` are dropped before merging, and an entity below it
-  is not expanded into graph hits, so a question the memory cannot answer gets no block
-  instead of whatever is nearest (a first-person question with at least one entity above
-  the floor keeps every entity it found: "what do you remember about me?" is answered by
-  the whole profile, as the seed's self-reference trap expects). Reasoning steps carry no
-  score and are kept, as the provider keeps them. Backends without comparable scores
-  (hosted NAMS) keep every hit.
+  (``capabilities.relevance_scores``, the local engine), a block opens only when its best
+  message or entity hit reaches ``RetrievalOptions.relevance_gate``; a closed one keeps
+  no scored hit and, of the user's own graph facts, only those whose relation the
+  question names ("where do I live?" -> LIVES_IN). In an open block, message and entity
+  hits below ``relevance_floor`` are dropped before merging, and an entity below it is
+  not expanded into graph hits (``retrieval_scores`` says why two numbers; a first-person
+  question with at least one entity above the floor keeps every entity it found: "what
+  do you remember about me?" is answered by the whole profile, as the seed's
+  self-reference trap expects). Reasoning steps carry no score and are kept, as the
+  provider keeps them. Backends without comparable scores (hosted NAMS) keep every hit.
 
 Every failure is logged once through the ``MemoryLogger`` and the source counts as empty.
 """
@@ -40,6 +42,7 @@ from .models import (
     Message,
     ReasoningStep,
 )
+from .retrieval_scores import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE, Relevance
 from .retrieval_terms import fallback_terms, query_tokens
 from .retrieval_time import about_user, asks_about_past, interval, type_relevance
 from .scope import Scope
@@ -48,6 +51,7 @@ __all__ = [
     "DEFAULT_CROSS_SESSION_LIMIT",
     "DEFAULT_GRAPH_EXPANSION_LIMIT",
     "DEFAULT_RELEVANCE_FLOOR",
+    "DEFAULT_RELEVANCE_GATE",
     "MAX_TOTAL",
     "MemoryHit",
     "MemorySource",
@@ -68,12 +72,6 @@ DEFAULT_GRAPH_EXPANSION_LIMIT = 2
 DIRECT_RESPONSE = "direct response"
 #: Seconds one backend lookup may take before it counts as failed.
 DEFAULT_LOOKUP_TIMEOUT = 10.0
-#: Hits scoring below this are "not relevant" (backends with ``relevance_scores``): a
-#: nonsense or off-topic question scores about 0.1, a paraphrased answer sharing no word
-#: with the question ("where do I live?" / "I moved to Bangalore in May.") about 0.38-0.46.
-#: Higher floors buy precision on on-topic non-answers at a large recall cost (the
-#: ``quality`` benchmark's floor sweep; docs/retrieval.md): 0.65 reaches 90 %.
-DEFAULT_RELEVANCE_FLOOR = 0.3
 
 T = TypeVar("T")
 
@@ -112,6 +110,9 @@ class RetrievalOptions:
     #: Drop message and entity hits scoring below this (0 keeps all). Applies only to
     #: backends whose scores compare across queries (``capabilities.relevance_scores``).
     relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
+    #: A block opens only when its best message or entity hit scores at least this (0:
+    #: no gate); same backends as the floor (``retrieval_scores``).
+    relevance_gate: float = DEFAULT_RELEVANCE_GATE
 
 
 class _Lookups:
@@ -215,7 +216,7 @@ async def _cross_session(
     scope: Scope,
     conversation_id: str,
     query: str,
-    floor: _Floor,
+    floor: Relevance,
 ) -> list[MemoryHit]:
     n = lookups.options.cross_session_limit
     if n <= 0:
@@ -364,21 +365,6 @@ def _triple(subject: str, rel: EntityRelationship) -> str:
     return f"({subject})-[{label}]->({other})"
 
 
-@dataclass(frozen=True, slots=True)
-class _Floor:
-    """The relevance floor in force for one retrieval (0: keep everything)."""
-
-    value: float
-
-    @classmethod
-    def of(cls, backend: MemoryBackend, options: RetrievalOptions) -> _Floor:
-        calibrated = getattr(backend.capabilities, "relevance_scores", False) is True
-        return cls(options.relevance_floor if calibrated else 0.0)
-
-    def keeps(self, score: float | None) -> bool:
-        return score is None or self.value <= 0.0 or score >= self.value
-
-
 def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:
     merged: list[MemoryHit] = []
     if cap <= 0:
@@ -406,7 +392,7 @@ async def retrieve_memories(
     cross-session, reasoning]."""
     opts = options or RetrievalOptions()
     lookups = _Lookups(opts)
-    floor = _Floor.of(backend, opts)
+    floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
 
     async def search_current(q: str) -> list[Message]:
         result = await backend.search_messages(conversation_id, q, limit=limit)
@@ -422,6 +408,11 @@ async def retrieve_memories(
         lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
         _cross_session(backend, lookups, scope, conversation_id, query, floor),
     )
+    scores = [*(m.score for m in current), *(e.score for e in entities)]
+    opened = floor.opens([*scores, *(h.relevance for h in cross)])
+    if not opened:  # nothing looks like an answer: no scored hit, no entity expanded
+        current, entities = [], []
+        cross = [h for h in cross if h.relevance is None]
     current = [m for m in current if floor.keeps(m.score)]
     relevant = [e for e in entities if floor.keeps(e.score)]
     # A question about the user ("what do you remember about me?") that finds one relevant
@@ -430,6 +421,8 @@ async def retrieve_memories(
     steps = found_steps or []
     user = await _user_entity(backend, lookups, query)
     graph = await _graph_hits(backend, lookups, entities, query, user)
+    if not opened:  # the user's own facts only where the question names their relation
+        graph = [h for h in graph if type_relevance(h.type, query) > 0]
 
     seen: set[str] = set()
 

@@ -10,6 +10,7 @@ from benchmarks._quality_data import QUESTION_TYPES, generate_quality
 from benchmarks._quality_household import HOUSEHOLD_TYPES, generate_household
 from benchmarks._report import replace_section
 from benchmarks.quality import load_locomo, main, recall
+from nams_local.retrieval import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "locomo_tiny.json"
 TINY = [
@@ -76,7 +77,13 @@ def test_quality_benchmark_scores_every_mode_and_target(tmp_path: Path) -> None:
     for row in [*synthetic["floor_sweep"].values(), *household["floor_sweep"].values()]:
         assert 0 <= row["precision_unanswerable"] <= 1  # unanswerable questions were asked
     sweep = synthetic["floor_sweep"]
-    assert sweep["0"]["precision_unanswerable"] == 0  # no floor: something always comes back
+    off = sweep["floor 0 gate 0"]  # no floor, no gate: something always comes back
+    assert off["precision_unanswerable"] == 0
+    default = sweep[f"floor {DEFAULT_RELEVANCE_FLOOR:g} gate {DEFAULT_RELEVANCE_GATE:g}"]
+    assert (
+        synthetic["verdict"]["precision_unanswerable_at_default_floor"]
+        == (default["precision_unanswerable"])
+    )
     assert synthetic["questions"] == 16 and synthetic["messages"] == 4 * 3 * 8
     table = synthetic["recall"]
     assert set(table) == {"messages", "entities", "memory block"}

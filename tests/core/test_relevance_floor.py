@@ -64,9 +64,11 @@ async def test_a_nonsense_query_gets_no_memories(engine_with_vectors: SQLiteBack
     assert logger.records == []
 
 
-async def test_a_floor_of_zero_keeps_the_nearest(engine_with_vectors: SQLiteBackend) -> None:
+async def test_a_floor_and_gate_of_zero_keep_the_nearest(
+    engine_with_vectors: SQLiteBackend,
+) -> None:
     conv = await _conversation(engine_with_vectors, engine_with_vectors)
-    options = RetrievalOptions(relevance_floor=0.0)
+    options = RetrievalOptions(relevance_floor=0.0, relevance_gate=0.0)
     hits = await retrieve_memories(
         engine_with_vectors, USER, conv, "zzqxv-nothing-matches", 5, options
     )
