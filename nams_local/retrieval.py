@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from .backend import MemoryBackend
@@ -42,6 +42,8 @@ from .models import (
     Message,
     ReasoningStep,
 )
+from .rerank import DEFAULT_RERANK_FLOOR, Reranker
+from .retrieval_rerank import rerank_hits
 from .retrieval_scores import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE, Relevance
 from .retrieval_terms import fallback_terms, query_tokens
 from .retrieval_time import about_user, asks_about_past, interval, type_relevance
@@ -113,6 +115,11 @@ class RetrievalOptions:
     #: A block opens only when its best message or entity hit scores at least this (0:
     #: no gate); same backends as the floor (``retrieval_scores``).
     relevance_gate: float = DEFAULT_RELEVANCE_GATE
+    #: Rescores message and entity hits (``nams_local.rerank``; off by default). With one,
+    #: hits it scores below ``rerank_floor`` are dropped, on every backend, instead of the
+    #: search scores' floor and gate.
+    reranker: Reranker | None = None
+    rerank_floor: float = DEFAULT_RERANK_FLOOR
 
 
 class _Lookups:
@@ -365,6 +372,10 @@ def _triple(subject: str, rel: EntityRelationship) -> str:
     return f"({subject})-[{label}]->({other})"
 
 
+def _with_relevance(hit: MemoryHit, relevance: float) -> MemoryHit:
+    return replace(hit, relevance=relevance)
+
+
 def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:
     merged: list[MemoryHit] = []
     if cap <= 0:
@@ -393,6 +404,8 @@ async def retrieve_memories(
     opts = options or RetrievalOptions()
     lookups = _Lookups(opts)
     floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
+    if opts.reranker is not None:  # its scores, not the search's, decide (after the search)
+        floor = Relevance(opts.rerank_floor)
 
     async def search_current(q: str) -> list[Message]:
         result = await backend.search_messages(conversation_id, q, limit=limit)
@@ -406,8 +419,28 @@ async def retrieve_memories(
         _two_pass(lookups, "searchMessages", query, search_current, _message_key),
         _two_pass(lookups, "searchEntities", query, search_entities, _entity_key),
         lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
-        _cross_session(backend, lookups, scope, conversation_id, query, floor),
+        _cross_session(
+            backend,
+            lookups,
+            scope,
+            conversation_id,
+            query,
+            floor if not opts.reranker else Relevance(),
+        ),
     )
+    if opts.reranker is not None:
+        reranker = opts.reranker
+        found = await lookups.call(
+            f"reranker {reranker.name!r} failed, keeping the search order",
+            lambda: rerank_hits(
+                reranker, query, current, entities, cross, _entity_content, _with_relevance
+            ),
+        )
+        if found is not None:
+            current, entities, cross = found
+        else:  # fail safe: the search scores decide, as without a reranker
+            floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
+        cross = [h for h in cross if floor.keeps(h.relevance)]
     scores = [*(m.score for m in current), *(e.score for e in entities)]
     opened = floor.opens([*scores, *(h.relevance for h in cross)])
     if not opened:  # nothing looks like an answer: no scored hit, no entity expanded
