@@ -38,6 +38,12 @@ from backends.sqlite.search import DEFAULT_HYBRID_WEIGHT
 from nams_local.backend import MAX_BULK_MESSAGES, MemoryBackend
 from nams_local.embeddings import BaseEmbedder
 from nams_local.models import Entity, Message, NewMessage, SearchMode, SearchResult
+from nams_local.rerank import (
+    DEFAULT_RERANK_FLOOR,
+    Reranker,
+    RerankerUnavailableError,
+    reranker_from_path,
+)
 from nams_local.retrieval import (
     DEFAULT_RELEVANCE_FLOOR,
     DEFAULT_RELEVANCE_GATE,
@@ -404,14 +410,22 @@ def _setting_key(floor: float, gate: float) -> str:
 
 
 async def _floor_sweep(
-    corpus: Corpus, stored: dict[str, Stored], settings: Sequence[tuple[float, float]]
+    corpus: Corpus,
+    stored: dict[str, Stored],
+    settings: Sequence[tuple[float, float]],
+    reranker: Reranker | None = None,
 ) -> dict[str, Any]:
     """Per (relevance floor, gate), default mode: the memory block's recall@5/@10 on the
     answerable questions, and its precision on the unanswerable ones (the share that get
-    no block)."""
+    no block); with ``reranker``, one more row: the reranker at its default floor."""
     out: dict[str, Any] = {}
-    for floor, gate in settings:
-        options = RetrievalOptions(relevance_floor=floor, relevance_gate=gate)
+    runs: list[tuple[str, RetrievalOptions]] = [
+        (_setting_key(f, g), RetrievalOptions(relevance_floor=f, relevance_gate=g))
+        for f, g in settings
+    ]
+    if reranker is not None:
+        runs.append((f"reranker {DEFAULT_RERANK_FLOOR:g}", RetrievalOptions(reranker=reranker)))
+    for key, options in runs:
         recalls: dict[int, list[float]] = {5: [], 10: []}
         for q in corpus.questions:
             s = stored[q.user_id]
@@ -435,7 +449,7 @@ async def _floor_sweep(
                 s.backend, scope, s.conversation_id, q.question, 5, options
             )
             empty += not block
-        out[_setting_key(floor, gate)] = {
+        out[key] = {
             "block_recall@5": _mean(recalls[5]),
             "block_recall@10": _mean(recalls[10]),
             "precision_unanswerable": empty / len(corpus.negatives) if corpus.negatives else None,
@@ -498,7 +512,11 @@ def _verdict(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _run_corpus(
-    args: argparse.Namespace, corpus: Corpus, embedder: BaseEmbedder, db: Path
+    args: argparse.Namespace,
+    corpus: Corpus,
+    embedder: BaseEmbedder,
+    db: Path,
+    reranker: Reranker | None = None,
 ) -> dict[str, Any]:
     root = SQLiteBackend(db, embedder=embedder)
     try:
@@ -512,9 +530,8 @@ async def _run_corpus(
         start = time.perf_counter()
         scores = await _score(corpus, stored, modes, args.quiet)
         score_s = time.perf_counter() - start
-        sweep = await _floor_sweep(
-            corpus, stored, list(dict.fromkeys([*SETTINGS, DEFAULT_SETTING]))
-        )
+        settings = list(dict.fromkeys([*SETTINGS, DEFAULT_SETTING]))
+        sweep = await _floor_sweep(corpus, stored, settings, reranker)
     finally:
         await root.aclose()
     summary = _summary(corpus, scores, modes)
@@ -668,6 +685,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[0.3, 0.7],
         help="extra hybrid vector weights to compare, default: 0.3,0.7",
     )
+    engine.add_argument(
+        "--reranker",
+        type=Path,
+        default=None,
+        help="a local cross-encoder (an ONNX folder or a sentence-transformers model on "
+        "disk; never downloaded): adds the memory block with it to the sweep",
+    )
     add_report_options(parser)
     return parser
 
@@ -703,15 +727,21 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"[{NAME}] cannot read {path} as LoCoMo JSON: {exc}")
             return 2
+    try:
+        reranker = reranker_from_path(args.reranker) if args.reranker is not None else None
+    except RerankerUnavailableError as exc:
+        print(f"[{NAME}] cannot use the reranker: {exc}")
+        return 2
     summaries = []
     with tempfile.TemporaryDirectory(prefix="nams-bench-quality-") as tmp:
         for i, corpus in enumerate(corpora):
             db = Path(tmp) / f"quality-{i}.sqlite3"
-            summaries.append(asyncio.run(_run_corpus(args, corpus, embedder, db)))
+            summaries.append(asyncio.run(_run_corpus(args, corpus, embedder, db, reranker)))
     results: dict[str, Any] = {
         "machine": started,
         "embedder": embedder.name,
         "default_hybrid_weight": DEFAULT_HYBRID_WEIGHT,
+        "reranker": reranker.name if reranker is not None else None,
         "corpora": summaries,
     }
     publish(args, NAME, results, render(results), argv=argv, panels=_panels(results))

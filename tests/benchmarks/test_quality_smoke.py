@@ -13,6 +13,7 @@ from benchmarks.quality import load_locomo, main, recall
 from nams_local.retrieval import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "locomo_tiny.json"
+CROSS_ENCODER = FIXTURE.parent / "tiny_cross_encoder"
 TINY = [
     "--users", "4",
     "--sessions", "3",
@@ -70,7 +71,10 @@ def test_the_household_set_is_deterministic_with_multi_hop_and_temporal_question
 
 
 def test_quality_benchmark_scores_every_mode_and_target(tmp_path: Path) -> None:
-    results, readme = run(tmp_path)
+    results, readme = run(tmp_path, "--reranker", str(CROSS_ENCODER))
+    assert results["reranker"] == "onnx:tiny_cross_encoder"
+    for corpus in results["corpora"]:  # the block with the reranker, beside the sweep
+        assert 0 <= corpus["floor_sweep"]["reranker 0.5"]["precision_unanswerable"] <= 1
     synthetic, household = results["corpora"]
     assert household["corpus"] == "household" and household["questions"] == 2 * 5
     assert set(household["recall"]) == {"messages", "memory block"}
