@@ -13,7 +13,7 @@ import pytest
 
 from backends.hosted import HostedBackend
 from backends.sqlite import SQLiteBackend
-from nams_local import NewMessage, default_embedder
+from nams_local import NewMessage, ScriptedChatModel, create_nams, default_embedder
 from nams_local.rerank import (
     CrossEncoderReranker,
     OnnxCrossEncoderReranker,
@@ -126,3 +126,13 @@ async def test_a_failing_reranker_costs_a_warning_not_the_block(engine: SQLiteBa
     options = RetrievalOptions(reranker=Broken(), logger=logger)
     assert await retrieve_memories(engine, USER, conv, QUESTION, 5, options) == plain
     assert len(logger.warnings) == 1 and "broken" in logger.warnings[0]
+
+
+async def test_create_nams_passes_the_reranker_to_the_memory_block(engine: SQLiteBackend) -> None:
+    conv = await _conversation(engine, engine)
+    scripted = ScriptedChatModel(["Porto."])
+    nams = create_nams(engine, reranker=reranker_from_path(TINY))
+    model = nams.wrap(scripted, {"user_id": "alex", "conversation_id": conv})
+    await model.generate([{"role": "user", "content": QUESTION}])
+    prompt = scripted.calls[0].last_user_text
+    assert SISTER in prompt and TRAMS not in prompt
