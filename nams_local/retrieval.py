@@ -11,9 +11,9 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
 - every lookup has a timeout, so a hanging backend costs a warning, not the model call;
 - "nothing relevant" is an answer: when the backend's scores compare across queries
   (``capabilities.relevance_scores``, the local engine), a block opens only when its best
-  message or entity hit reaches ``RetrievalOptions.relevance_gate``; a closed one keeps
-  no scored hit and, of the user's own graph facts, only those whose relation the
-  question names ("where do I live?" -> LIVES_IN). In an open block, message and entity
+  message or entity hit reaches ``RetrievalOptions.relevance_gate``, or when the user has
+  a graph fact whose relation the question names ("where do I live?" -> LIVES_IN); a
+  closed one keeps no scored hit and no graph fact. In an open block, message and entity
   hits below ``relevance_floor`` are dropped before merging, and an entity below it is
   not expanded into graph hits (``retrieval_scores`` says why two numbers; a first-person
   question with at least one entity above the floor keeps every entity it found: "what
@@ -443,7 +443,13 @@ async def retrieve_memories(
         cross = [h for h in cross if floor.keeps(h.relevance)]
     scores = [*(m.score for m in current), *(e.score for e in entities)]
     opened = floor.opens([*scores, *(h.relevance for h in cross)])
-    if not opened:  # nothing looks like an answer: no scored hit, no entity expanded
+    user = await _user_entity(backend, lookups, query)
+    if not opened and user is not None:
+        # A fact of the user's whose relation the question names ("where do I live?" ->
+        # LIVES_IN) is support: it opens the block, and the hits above the floor come too.
+        named = await _graph_hits(backend, lookups, [], query, user)
+        opened = any(type_relevance(h.type, query) > 0 for h in named)
+    if not opened:  # nothing looks like an answer: no scored hit, no graph fact
         current, entities = [], []
         cross = [h for h in cross if h.relevance is None]
     current = [m for m in current if floor.keeps(m.score)]
@@ -452,10 +458,7 @@ async def retrieve_memories(
     # entity keeps the rest of what it found: the user's profile answers it as a whole.
     entities = entities if relevant and about_user(query) else relevant
     steps = found_steps or []
-    user = await _user_entity(backend, lookups, query)
-    graph = await _graph_hits(backend, lookups, entities, query, user)
-    if not opened:  # the user's own facts only where the question names their relation
-        graph = [h for h in graph if type_relevance(h.type, query) > 0]
+    graph = await _graph_hits(backend, lookups, entities, query, user) if opened else []
 
     seen: set[str] = set()
 

@@ -127,11 +127,12 @@ async def test_a_question_without_an_answer_gets_no_block_though_hits_clear_the_
     assert await retrieve_memories(backend, USER, conv, query, 5, floor_only) != []
 
 
-async def test_a_closed_block_keeps_the_users_fact_whose_relation_the_question_names(
+async def test_a_user_fact_whose_relation_the_question_names_opens_the_block(
     gated: tuple[SQLiteBackend, str],
 ) -> None:
     backend, conv = gated
     hits = await retrieve_memories(backend, USER, conv, "Where do I live now?", 5)
-    assert [(h.source, h.content) for h in hits] == [("graph", "(alex)-[LIVES_IN]->(Bangalore)")]
+    assert ("graph", "(alex)-[LIVES_IN]->(Bangalore)") in [(h.source, h.content) for h in hits]
+    assert BANGALORE in [h.content for h in hits]  # scores below the gate, comes along
     unrelated = await retrieve_memories(backend, USER, conv, "Which instrument do I play?", 5)
     assert unrelated == []  # the same user fact is not shown where nothing asks for it
