@@ -17,14 +17,16 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
   to it unchanged. If it fails, the turn asks source by source (one warning more); if it
   times out, the turn has no memories (it has already waited the timeout);
 - "nothing relevant" is an answer: when the backend's scores compare across queries
-  (``capabilities.relevance_scores``, the local engine), message and entity hits below
-  ``RetrievalOptions.relevance_floor`` are dropped before merging, and an entity below it
-  is not expanded into graph hits, so a question the memory cannot answer gets no block
-  instead of whatever is nearest (a first-person question with at least one entity above
-  the floor keeps every entity it found: "what do you remember about me?" is answered by
-  the whole profile, as the seed's self-reference trap expects). Reasoning steps carry no
-  score and are kept, as the provider keeps them. Backends without comparable scores
-  (hosted NAMS) keep every hit.
+  (``capabilities.relevance_scores``, the local engine), a block opens only when its best
+  message or entity hit reaches ``RetrievalOptions.relevance_gate``, or when the user has
+  a graph fact whose relation the question names ("where do I live?" -> LIVES_IN); a
+  closed one keeps no scored hit and no graph fact. In an open block, message and entity
+  hits below ``relevance_floor`` are dropped before merging, and an entity below it is
+  not expanded into graph hits (``retrieval_scores`` says why two numbers; a first-person
+  question with at least one entity above the floor keeps every entity it found: "what
+  do you remember about me?" is answered by the whole profile, as the seed's
+  self-reference trap expects). Reasoning steps carry no score and are kept, as the
+  provider keeps them. Backends without comparable scores (hosted NAMS) keep every hit.
 
 Every failure is logged once through the ``MemoryLogger`` and the source counts as empty.
 """
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
 from .backend import MemoryBackend, SupportsTurns
@@ -47,6 +49,9 @@ from .models import (
     Message,
     ReasoningStep,
 )
+from .rerank import DEFAULT_RERANK_FLOOR, Reranker
+from .retrieval_rerank import rerank_hits
+from .retrieval_scores import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE, Relevance
 from .retrieval_terms import fallback_terms, query_tokens
 from .retrieval_time import about_user, asks_about_past, interval, type_relevance
 from .scope import Scope
@@ -56,6 +61,7 @@ __all__ = [
     "DEFAULT_CROSS_SESSION_LIMIT",
     "DEFAULT_GRAPH_EXPANSION_LIMIT",
     "DEFAULT_RELEVANCE_FLOOR",
+    "DEFAULT_RELEVANCE_GATE",
     "MAX_TOTAL",
     "MemoryHit",
     "MemorySource",
@@ -76,12 +82,6 @@ DEFAULT_GRAPH_EXPANSION_LIMIT = 2
 DIRECT_RESPONSE = "direct response"
 #: Seconds one backend lookup may take before it counts as failed.
 DEFAULT_LOOKUP_TIMEOUT = 10.0
-#: Hits scoring below this are "not relevant" (backends with ``relevance_scores``): a
-#: nonsense or off-topic question scores about 0.1, a paraphrased answer sharing no word
-#: with the question ("where do I live?" / "I moved to Bangalore in May.") about 0.38-0.46.
-#: Higher floors buy precision on on-topic non-answers at a large recall cost (the
-#: ``quality`` benchmark's floor sweep; docs/retrieval.md): 0.65 reaches 90 %.
-DEFAULT_RELEVANCE_FLOOR = 0.3
 
 T = TypeVar("T")
 
@@ -120,6 +120,14 @@ class RetrievalOptions:
     #: Drop message and entity hits scoring below this (0 keeps all). Applies only to
     #: backends whose scores compare across queries (``capabilities.relevance_scores``).
     relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
+    #: A block opens only when its best message or entity hit scores at least this (0:
+    #: no gate); same backends as the floor (``retrieval_scores``).
+    relevance_gate: float = DEFAULT_RELEVANCE_GATE
+    #: Rescores message and entity hits (``nams_local.rerank``; off by default). With one,
+    #: hits it scores below ``rerank_floor`` are dropped, on every backend, instead of the
+    #: search scores' floor and gate.
+    reranker: Reranker | None = None
+    rerank_floor: float = DEFAULT_RERANK_FLOOR
 
 
 class _Lookups:
@@ -226,7 +234,7 @@ async def _cross_session(
     scope: Scope,
     conversation_id: str,
     query: str,
-    floor: _Floor,
+    floor: Relevance,
 ) -> list[MemoryHit]:
     n = lookups.options.cross_session_limit
     if n <= 0:
@@ -274,7 +282,7 @@ async def _cross_session(
 
 
 def _cross_hits(
-    groups: Sequence[tuple[Sequence[Message], Sequence[ReasoningStep]]], floor: _Floor
+    groups: Sequence[tuple[Sequence[Message], Sequence[ReasoningStep]]], floor: Relevance
 ) -> list[MemoryHit]:
     """The cross-session bucket: each other conversation's messages above the floor, then
     its direct-response steps, de-duplicated by content, in conversation order."""
@@ -391,19 +399,8 @@ def _triple(subject: str, rel: EntityRelationship) -> str:
     return f"({subject})-[{label}]->({other})"
 
 
-@dataclass(frozen=True, slots=True)
-class _Floor:
-    """The relevance floor in force for one retrieval (0: keep everything)."""
-
-    value: float
-
-    @classmethod
-    def of(cls, backend: MemoryBackend, options: RetrievalOptions) -> _Floor:
-        calibrated = getattr(backend.capabilities, "relevance_scores", False) is True
-        return cls(options.relevance_floor if calibrated else 0.0)
-
-    def keeps(self, score: float | None) -> bool:
-        return score is None or self.value <= 0.0 or score >= self.value
+def _with_relevance(hit: MemoryHit, relevance: float) -> MemoryHit:
+    return replace(hit, relevance=relevance)
 
 
 #: ``_recall_turn``'s answer when the one call timed out (the turn gets no memories).
@@ -476,7 +473,9 @@ async def retrieve_memories(
     cross-session, reasoning]."""
     opts = options or RetrievalOptions()
     lookups = _Lookups(opts)
-    floor = _Floor.of(backend, opts)
+    floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
+    if opts.reranker is not None:  # its scores, not the search's, decide (after the search)
+        floor = Relevance(opts.rerank_floor)
 
     async def search_current(q: str) -> list[Message]:
         result = await backend.search_messages(conversation_id, q, limit=limit)
@@ -491,6 +490,8 @@ async def retrieve_memories(
         recall = await _recall_turn(backend, lookups, scope, conversation_id, query, limit)
         if recall is _TIMED_OUT:
             return []
+    # With a reranker, the cross-session bucket keeps everything: the reranker's floor decides.
+    cross_floor = floor if not opts.reranker else Relevance()
     if recall is not None:
         current, entities = await asyncio.gather(
             _two_pass(
@@ -502,27 +503,50 @@ async def retrieve_memories(
         )
         found_steps: list[ReasoningStep] | None = recall.steps
         groups = [(g.messages, g.steps) for g in recall.cross_session]
-        cross = _cross_hits(groups, floor) if opts.cross_session_limit > 0 else []
+        cross = _cross_hits(groups, cross_floor) if opts.cross_session_limit > 0 else []
         known: Mapping[str, EntityDetails] = recall.details
     else:
         current, entities, found_steps, cross = await asyncio.gather(
             _two_pass(lookups, "searchMessages", query, search_current, _message_key),
             _two_pass(lookups, "searchEntities", query, search_entities, _entity_key),
             lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
-            _cross_session(backend, lookups, scope, conversation_id, query, floor),
+            _cross_session(backend, lookups, scope, conversation_id, query, cross_floor),
         )
         known = {}
+    if opts.reranker is not None:
+        reranker = opts.reranker
+        found = await lookups.call(
+            f"reranker {reranker.name!r} failed, keeping the search order",
+            lambda: rerank_hits(
+                reranker, query, current, entities, cross, _entity_content, _with_relevance
+            ),
+        )
+        if found is not None:
+            current, entities, cross = found
+        else:  # fail safe: the search scores decide, as without a reranker
+            floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
+        cross = [h for h in cross if floor.keeps(h.relevance)]
+    scores = [*(m.score for m in current), *(e.score for e in entities)]
+    opened = floor.opens([*scores, *(h.relevance for h in cross)])
+    if recall is not None:
+        user = recall.user if _wants_user(backend, query) else None
+    else:
+        user = await _user_entity(backend, lookups, query)
+    if not opened and user is not None:
+        # A fact of the user's whose relation the question names ("where do I live?" ->
+        # LIVES_IN) is support: it opens the block, and the hits above the floor come too.
+        named = await _graph_hits(backend, lookups, [], query, user, known)
+        opened = any(type_relevance(h.type, query) > 0 for h in named)
+    if not opened:  # nothing looks like an answer: no scored hit, no graph fact
+        current, entities = [], []
+        cross = [h for h in cross if h.relevance is None]
     current = [m for m in current if floor.keeps(m.score)]
     relevant = [e for e in entities if floor.keeps(e.score)]
     # A question about the user ("what do you remember about me?") that finds one relevant
     # entity keeps the rest of what it found: the user's profile answers it as a whole.
     entities = entities if relevant and about_user(query) else relevant
     steps = found_steps or []
-    if recall is not None:
-        user = recall.user if _wants_user(backend, query) else None
-    else:
-        user = await _user_entity(backend, lookups, query)
-    graph = await _graph_hits(backend, lookups, entities, query, user, known)
+    graph = await _graph_hits(backend, lookups, entities, query, user, known) if opened else []
 
     seen: set[str] = set()
 
