@@ -272,6 +272,7 @@ async def test_capabilities_exact_shape(alice: Api, vector_client: httpx.AsyncCl
         "vectorSearch": False,
         "cypherQuery": True,
         "relationshipValidity": True,
+        "userPurge": True,
         "searchModes": True,
     }
     with_vectors = await Api(vector_client, "v").ok("GET", "/v1/capabilities")
