@@ -22,14 +22,18 @@ __all__ = ["Seeded", "file_bytes", "files_holding", "open_engine", "seed_user"]
 SUMMARY_EVERY = 2
 
 
-def open_engine(path: Path | str, workspace: str = "default") -> SQLiteBackend:
-    """The engine as the purge tests use it: embeddings (hashing, offline), extraction
-    and summaries in sync mode, so every derived record exists once a write returns."""
+def open_engine(
+    path: Path | str, workspace: str = "default", *, embeddings: bool = True
+) -> SQLiteBackend:
+    """The engine as the purge tests use it: embeddings (hashing, offline; ``False``: text
+    only, as ``--no-embeddings`` opens it), extraction and summaries in sync mode, so every
+    derived record exists once a write returns."""
     from nams_local import HashingEmbedder
 
     return SQLiteBackend(
         path,
         embedder=HashingEmbedder(),
+        embeddings=embeddings,
         workspace=workspace,
         extraction="sync",
         observation_every=SUMMARY_EVERY,

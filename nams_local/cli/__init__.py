@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..__version__ import __version__
-from . import info
+from . import info, purge
 from .failures import OneLineParser, guarded, port_number
 from .options import add_common, add_workspace
 
@@ -104,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     info.register(sub)
+    purge.register(sub)
     demo = sub.add_parser("demo", help="run an end-to-end offline demo (temporary database)")
     add_common(demo)
     demo.set_defaults(func=_cmd_demo)

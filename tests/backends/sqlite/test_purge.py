@@ -11,7 +11,7 @@ import pytest
 
 from backends.sqlite import SQLiteBackend
 from nams_local.errors import InvalidInputError
-from nams_local.items import ItemGet
+from nams_local.items import ItemGet, StoredItem
 from nams_local.purge_report import MAX_USER_ID_CHARS
 from tests.purge_seed import Seeded, files_holding, open_engine, seed_user
 
@@ -55,7 +55,7 @@ async def _assert_intact(backend: SQLiteBackend, bob: Seeded) -> None:
     found = await backend.search_entities("Otterpond5512corp", mode="vector")
     assert any(e.name == "Otterpond5512corp" for e in found.items)
     [item] = await backend.item_batch([ItemGet(("memories", bob.user_id), f"{bob.marker}-fact")])
-    assert item is not None and bob.marker in str(item.value)
+    assert isinstance(item, StoredItem) and bob.marker in str(item.value)
     session = await backend.legacy.get_session(bob.session_id)
     assert session.exists and session.messages
     assert await backend.legacy.get_trace(bob.trace_id) is not None
