@@ -439,6 +439,7 @@ def test_published_openapi_marks_the_extensions(app: FastAPI) -> None:
         ("GET", "/v1/entities/by-name"),
         ("GET", "/v1/entities/{id}/neighbourhood"),
         ("POST", "/v1/users/{userId}/messages/search"),
+        ("POST", "/v1/users/{userId}/purge"),
         ("POST", "/v1/graph/expand"),
     }
     document: dict[str, Any] = app.openapi()
