@@ -38,11 +38,15 @@ them), tool calls recorded without a step, and everything of other workspaces.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+import weakref
+from concurrent.futures import Future
 from typing import Any
 
 from sqlalchemy import delete, func, select, text
 
+from nams_local.errors import BackendUnavailableError
 from nams_local.purge_report import PurgeReport
 
 from . import schema as s
@@ -52,7 +56,7 @@ from .entities import unindex_entities
 from .items import drop_items, ns_path
 from .store import Ctx, SQLiteStore
 
-__all__ = ["FTS_TABLES", "compact", "purge_user"]
+__all__ = ["FTS_TABLES", "compact", "needs_compaction", "purge_user"]
 
 #: Every FTS5 index of the schema (``schema.FTS_DDL``): each is merged after a purge.
 FTS_TABLES = ("messages_fts", "entities_fts", "store_items_fts")
@@ -273,22 +277,58 @@ def _purge(ctx: Ctx, user_id: str) -> PurgeReport:
     return PurgeReport(user_id=user_id, deleted=deleted, kept_shared_entities=shared)
 
 
-def _vacuum(store: SQLiteStore) -> None:
-    """VACUUM, then truncate the WAL: on the writer thread, outside every transaction."""
+def _vacuum(store: SQLiteStore) -> float:
+    """VACUUM, then truncate the WAL: on the writer thread, outside every transaction.
+    Returns the seconds it took."""
+    started = time.perf_counter()
     raw = raw_connection(store.conn)
     if raw.in_transaction:  # pragma: no cover - the writer commits every unit it runs
         raw.commit()
-    raw.execute("VACUUM")
-    for _ in range(_CHECKPOINT_TRIES):
-        busy, _log, _done = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if not busy:
-            return
-    raise RuntimeError("readers kept the write-ahead log busy; it still holds old pages")
+    try:
+        raw.execute("VACUUM")
+        for _ in range(_CHECKPOINT_TRIES):
+            busy, _log, _done = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if not busy:
+                break
+        else:
+            raise BackendUnavailableError(
+                "the purge deleted the user, but other readers kept the write-ahead log busy, "
+                "so it still holds old pages; run the purge again once they are done"
+            )
+    except BaseException:
+        with _LOCK:
+            _UNFINISHED.add(store)  # the next purge compacts even if it deletes nothing
+        raise
+    with _LOCK:
+        _UNFINISHED.discard(store)
+    return time.perf_counter() - started
+
+
+#: The compaction queued on each store's writer and not started yet: a purge that
+#: finishes meanwhile shares it (its deletes committed before it starts), so purges that
+#: arrive together cost one VACUUM, not one each. Guarded by ``_LOCK`` (any thread).
+_QUEUED: weakref.WeakKeyDictionary[SQLiteStore, Future[float]] = weakref.WeakKeyDictionary()
+#: Stores whose last compaction failed: their file may still hold purged text.
+_UNFINISHED: weakref.WeakSet[SQLiteStore] = weakref.WeakSet()
+_LOCK = threading.Lock()
+
+
+def needs_compaction(store: SQLiteStore, report: PurgeReport) -> bool:
+    """A file store compacts after a purge that deleted something, or when the last
+    compaction failed. A purge that found nothing skips it: nothing new to scrub, and a
+    caller repeating purges cannot make the writer VACUUM over and over."""
+    if store.path == ":memory:":
+        return False
+    with _LOCK:
+        unfinished = store in _UNFINISHED
+    return unfinished or any(report.deleted.values())
 
 
 async def compact(store: SQLiteStore) -> float:
     """Rewrite the file so deleted text is gone from its bytes (module docstring); returns
-    the seconds it took. Every workspace's writes wait for it: it is a writer barrier."""
-    started = time.perf_counter()
-    await asyncio.wrap_future(store.writer.call(_vacuum, store))
-    return time.perf_counter() - started
+    the seconds the VACUUM took. A writer barrier: every workspace's writes wait for it."""
+    with _LOCK:
+        queued = _QUEUED.get(store)
+        if queued is None or queued.running() or queued.done():
+            queued = _QUEUED[store] = store.writer.call(_vacuum, store)
+    return await asyncio.wrap_future(queued)

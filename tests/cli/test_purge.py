@@ -45,11 +45,17 @@ def test_purge_deletes_the_user_from_the_file(tmp_path: Path) -> None:
     assert files_holding(db, alice.marker) == []
     assert _conversations(db, alice.user_id) == 0
     assert _conversations(db, bob.user_id) == 3
-    # The human-readable form: one summary line naming the counts and the compaction.
+    # The human-readable form; a second purge finds nothing, so it does not compact.
     again = nams_local(tmp_path, *args)
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith(f"purged user {alice.user_id!r}")
-    assert "deleted nothing" in again.stdout and "compacted the file" in again.stdout
+    assert "deleted nothing" in again.stdout and "compacted" not in again.stdout
+    bobs = nams_local(
+        tmp_path, "purge", "--db", str(db), "--no-embeddings", "--user", bob.user_id, "--yes"
+    )
+    assert bobs.returncode == 0, bobs.stderr
+    assert "3 conversations" in bobs.stdout and "compacted the file in" in bobs.stdout
+    assert files_holding(db, bob.marker) == []
 
 
 def test_purge_off_a_terminal_needs_yes(tmp_path: Path) -> None:
