@@ -137,3 +137,29 @@ async def test_refused_user_ids_delete_nothing(engine: SQLiteBackend, user_id: s
     with pytest.raises(InvalidInputError, match="user_id"):
         await engine.purge_user(user_id)
     assert len(await engine.list_messages(conv.id)) == 1
+
+
+async def test_what_others_hold_stays(tmp_path: Path) -> None:
+    """A person another user talks about, and an entity written through the API, are not
+    the purged user's: they stay, without the purged user's mentions."""
+    async with open_engine(tmp_path / "shared.db") as backend:
+        api_made = await backend.add_entity("Quillworks", "organization")
+        erin = await backend.create_conversation("erin")
+        frank = await backend.create_conversation("frank")
+        await backend.add_message(erin.id, "user", "My name is Erin Vale.")
+        await backend.add_message(erin.id, "user", "I work at Quillworks.")
+        await backend.add_message(frank.id, "user", "My friend Erin Vale lives in Oslo.")
+        await backend.wait_for_extraction()
+        people = {e.name for e in await backend.list_entities()}
+        assert "Erin Vale" in people
+
+        report = await backend.purge_user("erin")
+
+        names = {e.name: e.id for e in await backend.list_entities()}
+        assert "Erin Vale" in names and names.get("Quillworks") == api_made.id
+        assert report.kept_shared_entities >= 2
+        history = await backend.get_entity_history(names["Erin Vale"])
+        assert {m.conversation_id for m in history.mentions} == {frank.id}
+        graph = await backend.get_graph()
+        kinds = {edge.type for edge in graph.edges}
+        assert "WORKS_AT" not in kinds and "LIVES_IN" in kinds  # Erin's statement went
