@@ -60,6 +60,14 @@ async def test_purge_route_over_http(tmp_path: Path) -> None:
                 assert files_holding(db, "zebrafish7731corp") == []
                 assert files_holding(db, "otter5512")
 
+                odd = "team/ålice 7"  # a slash, a space, a non-ASCII letter
+                conv = await mine.ok("POST", "/v1/conversations", 201, json={"userId": odd})
+                purged = await mine.ok("POST", f"/v1/users/{quote(odd, safe='')}/purge")
+                assert purged["userId"] == odd and purged["deleted"]["conversations"] == 1
+                assert_error(await mine.get(f"/v1/conversations/{conv['id']}"), 404)
+                empty = await mine.post("/v1/users//purge")
+                assert "user_id is required" in assert_error(empty, 400)
+
                 document = (await client.get("/openapi.json")).json()
                 operation = document["paths"]["/v1/users/{userId}/purge"]["post"]
                 assert operation["x-nams-local-extension"] is True

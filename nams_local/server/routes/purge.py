@@ -28,7 +28,9 @@ __all__ = ["router"]
 router = api_router(tags=["Extensions"])
 
 
-@router.post("/users/{userId}/purge", openapi_extra=EXTENSION, **answers(PurgeReport, 501))
+#: ``:path``: a user id may hold ``/`` (sent as ``%2F``, which the server decodes before
+#: routing); the route still ends in ``/purge``, so nothing else is matched.
+@router.post("/users/{userId:path}/purge", openapi_extra=EXTENSION, **answers(PurgeReport, 501))
 async def purge_user(
     user_id: Annotated[str, Path(alias="userId")], backend: Backend
 ) -> dict[str, Any]:
