@@ -45,6 +45,7 @@ from .models import (
     ToolCall,
     ToolCallStatus,
 )
+from .purge_report import PurgeReport
 from .turns import TurnRecall, TurnRequest
 
 __all__ = [
@@ -97,6 +98,10 @@ class Capabilities:
     #: retrieval may drop hits below a relevance floor: the local engine with embeddings.
     #: Hosted NAMS does not say so, and text-only search normalises per search: off there.
     relevance_scores: bool = False
+    #: ``purge_user`` deletes every trace of a user, and compacts a file so the text is
+    #: gone from disk too (docs/purge.md). Without it, ``purge_user`` deletes what the
+    #: backend's routes allow and reports the rest (hosted NAMS: the conversations).
+    user_purge: bool = False
 
 
 @runtime_checkable
@@ -298,6 +303,14 @@ class MemoryBackend(Protocol):
     ) -> EntityGraph:
         """Capability ``graph_neighbourhood``: entities within ``depth`` hops, either way
         (with ``as_of``, over the edges that held then)."""
+        ...
+
+    async def purge_user(self, user_id: str) -> PurgeReport:
+        """Delete every trace of ``user_id`` in this workspace: conversations, messages,
+        observations, reflections, steps, tool calls, the entities only the user's
+        messages produced, the relationships they stated (docs/purge.md). Every backend
+        has it; with capability ``user_purge`` nothing of the user is left (the local
+        engine also compacts its file), else ``not_deleted`` says what is."""
         ...
 
     # -- lifecycle -------------------------------------------------------------------

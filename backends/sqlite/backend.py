@@ -63,6 +63,7 @@ from nams_local.models import (
     ToolCall,
     ToolCallStatus,
 )
+from nams_local.purge_report import PurgeReport, check_user_id
 from nams_local.turns import TurnRecall, TurnRequest
 from nams_local.validation import (
     check_date,
@@ -86,6 +87,7 @@ from . import conversations, entities, extraction_queue, imports, tiers, turns
 from . import cypher as cypher_graph
 from . import export as exporter
 from . import items as item_store
+from . import purge as purging
 from . import reasoning as steps_store
 from .cypher_pool import CypherLimits
 from .cypher_text import prepare as prepare_cypher
@@ -250,6 +252,7 @@ class SQLiteBackend(MemoryBackend):
             vector_search=_store.vectors is not None,
             cypher_query=True,
             relevance_scores=_store.vectors is not None,
+            user_purge=True,
         )
 
     def for_workspace(self, workspace: str) -> SQLiteBackend:
@@ -786,6 +789,19 @@ class SQLiteBackend(MemoryBackend):
     ) -> EntityGraph:
         check_limit(depth, name="depth", maximum=5)
         return await self._run(entities.neighbourhood, entity_id, depth, check_date(as_of, "as_of"))
+
+    async def purge_user(self, user_id: str) -> PurgeReport:
+        """Delete every trace of ``user_id`` in this workspace, then compact a file so the
+        text is gone from its bytes (``purge.py``; the compaction holds every workspace's
+        writes for its duration, under a second per 10k messages; a purge that deleted
+        nothing skips it)."""
+        user_id = check_user_id(user_id)
+        await self.wait_for_extraction()  # nothing of the user's is written after it
+        report = await self._run(purging.purge_user, user_id)
+        if purging.needs_compaction(self._store, report):
+            report.compaction_seconds = round(await purging.compact(self._store), 3)
+            report.compacted = True
+        return report
 
     async def reset_workspace(self) -> None:
         """Delete everything this workspace holds, in one transaction; other workspaces of

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..__version__ import __version__
-from . import info, sync, transfer
+from . import info, purge, sync, transfer
 from .failures import OneLineParser, guarded, port_number
 from .options import add_common, add_workspace
 
@@ -107,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     info.register(sub)
     sync.register(sub)
     transfer.register(sub)
+    purge.register(sub)
     demo = sub.add_parser("demo", help="run an end-to-end offline demo (temporary database)")
     add_common(demo)
     demo.set_defaults(func=_cmd_demo)
