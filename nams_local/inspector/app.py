@@ -75,8 +75,10 @@ def _path_id(request: Request, name: str) -> str:
 
 
 def _same_origin(request: Request) -> bool:
-    """A POST whose ``Origin`` names another site is refused (SameSite=Strict already
-    keeps the cookie off it; this also covers browsers that send no SameSite)."""
+    """A POST whose ``Origin`` names another site (or is opaque, ``null``) is refused:
+    SameSite=Strict already keeps the cookie off it; this also covers browsers without
+    SameSite. (``Referrer-Policy: same-origin``, not ``no-referrer``, which would make a
+    browser send ``Origin: null`` on our own forms.)"""
     origin = request.headers.get("origin")
     if origin is None or origin == "null":
         return origin is None

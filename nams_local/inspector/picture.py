@@ -121,15 +121,36 @@ def _radial(graph: EntityGraph, centre: str) -> dict[str, tuple[float, float]]:
 
 
 def _spring(graph: EntityGraph) -> dict[str, tuple[float, float]]:
+    """Each connected component laid out by itself (spring layout, fixed seed) in a cell of
+    a grid, largest first: one spring layout over everything packs the connected part
+    into a corner whenever a few entities stand alone."""
     g: nx.Graph = nx.Graph()
     g.add_nodes_from(sorted(node.id for node in graph.nodes))
     g.add_edges_from((edge.source, edge.target) for edge in graph.edges)
-    raw = nx.spring_layout(g, seed=7) if len(g) > 1 else {n: (0.0, 0.0) for n in g}
-    half, reach = _SIZE / 2, _SIZE / 2 - _MARGIN
-    return {
-        node_id: (half + float(x) * reach, half + float(y) * reach)
-        for node_id, (x, y) in raw.items()
-    }
+    components = sorted(
+        (sorted(c) for c in nx.connected_components(g)), key=lambda c: (-len(c), c[0])
+    )
+    columns = max(1, math.ceil(math.sqrt(len(components))))
+    rows = math.ceil(len(components) / columns)
+    cell_w, cell_h = (_SIZE - 2 * _MARGIN) / columns, (_SIZE - 2 * _MARGIN) / rows
+    positions: dict[str, tuple[float, float]] = {}
+    for index, members in enumerate(components):
+        left = _MARGIN + (index % columns) * cell_w
+        top = _MARGIN + (index // columns) * cell_h
+        if len(members) == 1:
+            positions[members[0]] = (left + cell_w / 2, top + cell_h / 2)
+            continue
+        raw = nx.spring_layout(g.subgraph(members), seed=7)
+        xs = [float(p[0]) for p in raw.values()]
+        ys = [float(p[1]) for p in raw.values()]
+        span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
+        pad = 0.15
+        for node_id, (x, y) in raw.items():
+            positions[node_id] = (
+                left + cell_w * (pad + (1 - 2 * pad) * (float(x) - min(xs)) / span_x),
+                top + cell_h * (pad + (1 - 2 * pad) * (float(y) - min(ys)) / span_y),
+            )
+    return positions
 
 
 def layout(graph: EntityGraph, centre: str | None = None) -> Picture:

@@ -45,6 +45,10 @@ async def seed(client: HostedBackend) -> Seeded:
     await client.add_message(
         conversation.id, "user", "My colleague Bob Jones works at Acme Corporation too."
     )
+    # A fact that changes: LIVES_IN Berlin ends (kept for the past), LIVES_IN Potsdam holds.
+    await client.add_message(
+        conversation.id, "user", "I moved to Potsdam last month. I now live in Potsdam."
+    )
     await client.add_message(conversation.id, "assistant", XSS_MESSAGE)
     step = await client.record_step(
         conversation.id,

@@ -109,6 +109,9 @@ async def test_entity_page_answers_why_and_since_when(
     link = f"/ui/conversations/{seeded.conversation_id}#m-{seeded.first_message_id}"
     assert link in page.text  # provenance: the message it came from
     assert "WORKS_AT" in page.text and "<svg" in page.text
+    current, past = page.text.split("In the past")
+    assert "Potsdam" in current.split("Relationships")[1] and "Berlin" in past.split("</table>")[0]
+    assert "– 2026-" in past.split("</table>")[0]  # the interval it held
     acme = await entity_named(api, "Acme Corp")
     assert f"/ui/entities/{acme.id}" in page.text  # the picture's node links
 
@@ -189,11 +192,13 @@ async def test_delete_relationship_and_conversation(
     ui: Browserless, api: HostedBackend, seeded: Seeded
 ) -> None:
     alice = await entity_named(api, "Alice Smith")
-    rel = next(r for r in (await api.get_entity(alice.id)).relationships if r.type == "LIVES_IN")
+    rel = next(r for r in (await api.get_entity(alice.id)).relationships if r.type == "WORKS_AT")
     assert rel.id is not None
     fields = {"entity_id": alice.id, "relationship_id": rel.id}
+    asked = await ui.act("delete-relationship", fields, confirm=False)
+    assert "Alice Smith —WORKS_AT→ Acme Corp" in asked.text
     assert (await ui.act("delete-relationship", fields, confirm=True)).status_code == 200
-    assert "LIVES_IN" not in {r.type for r in (await api.get_entity(alice.id)).relationships}
+    assert "WORKS_AT" not in {r.type for r in (await api.get_entity(alice.id)).relationships}
     conversation = {"conversation_id": seeded.conversation_id}
     assert (await ui.act("delete-conversation", conversation, confirm=True)).status_code == 200
     assert seeded.conversation_id not in [c.id for c in await api.list_conversations()]
