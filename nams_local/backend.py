@@ -55,6 +55,7 @@ __all__ = [
     "MemoryBackend",
     "SupportsInfo",
     "SupportsItems",
+    "SupportsMessageDelete",
     "SupportsWorkspaceReset",
 ]
 
@@ -347,3 +348,15 @@ class SupportsWorkspaceReset(Protocol):
     such route, so it is a protocol of its own rather than part of ``MemoryBackend``."""
 
     async def reset_workspace(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsMessageDelete(Protocol):
+    """A backend that can delete one message of a conversation (the memory inspector's
+    "that message should not be remembered"). Hosted NAMS has no such route, so it is a
+    protocol of its own; the inspector offers the action only where it holds."""
+
+    async def delete_message(self, message_id: str) -> None:
+        """Idempotent: an unknown id changes nothing. Entities extracted from the message
+        stay (they are shared memory; delete them separately)."""
+        ...

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from nams_local.backend import MemoryBackend
+from nams_local.backend import MAX_LIST_LIMIT, MemoryBackend, SupportsMessageDelete
 from nams_local.errors import InvalidInputError, NotFoundError, NotSupportedError
-from nams_local.models import EntityDetails, EntityRelationship
+from nams_local.models import Conversation, EntityDetails, EntityRelationship, Message
 
 from .forms import MAX_TEXT_CHARS, Form
 
@@ -319,6 +319,51 @@ async def _delete_conversation_apply(backend: MemoryBackend, form: Form) -> Chan
     )
 
 
+async def _message(backend: MemoryBackend, form: Form) -> tuple[Conversation, Message]:
+    if not isinstance(backend, SupportsMessageDelete):
+        raise NotSupportedError("this backend cannot delete a single message")
+    conversation = await backend.get_conversation(form.require("conversation_id"))
+    wanted = form.require("message_id")
+    for message in await backend.list_messages(conversation.id, limit=MAX_LIST_LIMIT):
+        if message.id == wanted:
+            return conversation, message
+    raise NotFoundError("no such message in this conversation")
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+async def _delete_message_preview(backend: MemoryBackend, form: Form) -> Change:
+    _, message = await _message(backend, form)
+    return Change(
+        "Delete a message",
+        [("message", f"{message.role}: {_excerpt(message.content)}", None)],
+        "The message and its search entries go; what was extracted from it stays (delete "
+        "an entity on its own page).",
+        danger=True,
+    )
+
+
+async def _delete_message_apply(backend: MemoryBackend, form: Form) -> Change:
+    conversation, message = await _message(backend, form)
+    assert isinstance(backend, SupportsMessageDelete)
+    await backend.delete_message(message.id)
+    after = await backend.get_conversation(conversation.id)
+    return Change(
+        "Deleted a message",
+        [
+            ("message", f"{message.role}: {_excerpt(message.content)}", "deleted"),
+            (
+                "messages in the conversation",
+                str(conversation.message_count),
+                str(after.message_count),
+            ),
+        ],
+        links=[("Back to the conversation", f"/conversations/{conversation.id}")],
+    )
+
+
 ACTIONS: dict[str, Action] = {
     "correct": Action("Correct", _correct_preview, _correct_apply),
     "feedback": Action("Give feedback", _feedback_preview, _feedback_apply),
@@ -330,4 +375,5 @@ ACTIONS: dict[str, Action] = {
     "delete-conversation": Action(
         "Delete", _delete_conversation_preview, _delete_conversation_apply
     ),
+    "delete-message": Action("Delete", _delete_message_preview, _delete_message_apply),
 }

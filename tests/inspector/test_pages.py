@@ -293,3 +293,37 @@ async def test_no_ui_means_404(root: SQLiteBackend) -> None:
     ):
         assert (await http.get("/ui/")).status_code == 404
         assert (await http.get("/ui/login")).status_code == 404
+
+
+async def test_delete_a_message(ui: Browserless, api: HostedBackend, seeded: Seeded) -> None:
+    before = await api.get_conversation(seeded.conversation_id)
+    fields = {"conversation_id": seeded.conversation_id, "message_id": seeded.first_message_id}
+    asked = await ui.act("delete-message", fields, confirm=False)
+    assert "I work at Acme Corp" in asked.text and "Nothing has changed yet" in asked.text
+    done = await ui.act("delete-message", fields, confirm=True)
+    assert done.status_code == 200 and "What changed" in done.text
+    messages = await api.list_messages(seeded.conversation_id)
+    assert seeded.first_message_id not in [m.id for m in messages]
+    after = await api.get_conversation(seeded.conversation_id)
+    assert after.message_count == (before.message_count or 0) - 1
+    found = await api.search_messages(seeded.conversation_id, "Acme Corp")
+    assert seeded.first_message_id not in [m.id for m in found.items]
+    # Entities learned from it stay: shared memory, deleted on their own page.
+    assert "Alice Smith" in [e.name for e in await api.list_entities()]
+
+
+async def test_revoking_the_key_ends_its_browser_session(http: httpx.AsyncClient) -> None:
+    minted = await http.post(
+        "/v1/auth/api-keys", json={"label": "browser"}, headers={"Authorization": "Bearer owner"}
+    )
+    assert minted.status_code == 201, minted.text
+    key = minted.json()
+    ui = await login(http, key["key"])
+    assert "Log out" in (await ui.get("/entities")).text
+    revoked = await http.delete(
+        f"/v1/auth/api-keys/{key['id']}", headers={"Authorization": "Bearer owner"}
+    )
+    assert revoked.status_code == 200, revoked.text
+    assert 'name="token"' in (await ui.get("/entities")).text
+    refused = await ui.act("delete-entity", {"entity_id": "x"}, confirm=True)
+    assert refused.status_code == 401
