@@ -87,6 +87,10 @@ def _same_origin(request: Request) -> bool:
 
 
 class Inspector:
+    """The pages' handlers, over one ``Gate`` and one ``SessionStore``. Every handler
+    resolves the visit first and answers the login page when there is none, so no page
+    or action ever runs without the workspace a valid token selects."""
+
     def __init__(self, gate: Gate, sessions: SessionStore) -> None:
         self.gate = gate
         self.sessions = sessions
@@ -308,5 +312,4 @@ def create_inspector(gate: Gate, *, sessions: SessionStore | None = None) -> Sta
             HTTPException: inspector.http_error,
         },
     )
-    app.state.inspector = inspector
     return app
