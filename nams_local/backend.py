@@ -58,6 +58,7 @@ __all__ = [
     "SupportsInfo",
     "SupportsItems",
     "SupportsTurns",
+    "SupportsMessageDelete",
     "SupportsWorkspaceReset",
 ]
 
@@ -381,4 +382,16 @@ class SupportsTurns(Protocol):
         self, conversation_id: str, messages: Sequence[NewMessage]
     ) -> list[Message]:
         """``add_messages``' contract (all or nothing), returning once committed."""
+        ...
+
+
+@runtime_checkable
+class SupportsMessageDelete(Protocol):
+    """A backend that can delete one message of a conversation (the memory inspector's
+    "that message should not be remembered"). Hosted NAMS has no such route, so it is a
+    protocol of its own; the inspector offers the action only where it holds."""
+
+    async def delete_message(self, message_id: str) -> None:
+        """Idempotent: an unknown id changes nothing. Entities extracted from the message
+        stay (they are shared memory; delete them separately)."""
         ...

@@ -434,6 +434,10 @@ class SQLiteBackend(MemoryBackend):
     async def delete_conversation(self, conversation_id: str) -> None:
         await self._run(conversations.delete_conversation, conversation_id)
 
+    async def delete_message(self, message_id: str) -> None:
+        """``SupportsMessageDelete`` (the memory inspector's "delete a message")."""
+        await self._run(conversations.delete_message, message_id)
+
     # -- messages --------------------------------------------------------------------
     async def add_message(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, delete, select, text
+from sqlalchemy import Row, delete, select, text, update
 
 from nams_local.errors import NotFoundError, NotSupportedError
 from nams_local.models import (
@@ -53,6 +53,7 @@ __all__ = [
     "conversation_row",
     "create_conversation",
     "delete_conversation",
+    "delete_message",
     "get_conversation",
     "groups_of",
     "list_conversations",
@@ -117,6 +118,23 @@ def delete_conversation(ctx: Ctx, conversation_id: str) -> None:
     pks = [pk for (pk,) in ctx.conn.execute(select(m.c.pk).where(m.c.conversation_pk == row.pk))]
     unindex_messages(ctx, pks)
     ctx.conn.execute(delete(c).where(c.c.pk == row.pk))
+
+
+def delete_message(ctx: Ctx, message_id: str) -> None:
+    """One message out of its conversation (``SupportsMessageDelete``): its row, its search
+    entries, its extraction unit and mentions (cascades); the conversation's count drops.
+    What was extracted from it stays (entities are shared memory; the inspector deletes
+    those separately). Idempotent like ``delete_conversation`` (W2)."""
+    row = ctx.find(m, message_id)
+    if row is None:
+        return
+    unindex_messages(ctx, [row.pk])
+    ctx.conn.execute(delete(m).where(m.c.pk == row.pk))
+    ctx.conn.execute(
+        update(c)
+        .where(c.c.pk == row.conversation_pk, c.c.message_count > 0)
+        .values(message_count=c.c.message_count - 1)
+    )
 
 
 def unindex_messages(ctx: Ctx, pks: Sequence[int]) -> None:

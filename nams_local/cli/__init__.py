@@ -77,6 +77,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         cypher_memory_mb=args.cypher_memory_mb,
         ready_file=args.ready_file,
         allow_reset=args.allow_reset,
+        ui=not args.no_ui,
     )
 
 
@@ -180,6 +181,12 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-reset",
         action="store_true",
         help="add POST /v1/testing/reset, which empties the caller's workspace (test suites)",
+    )
+    serve.add_argument(
+        "--no-ui",
+        action="store_true",
+        help="do not serve the memory inspector at /ui (docs/inspector.md); it is on by "
+        "default, behind the same keys as /v1",
     )
     serve.set_defaults(func=_cmd_serve)
     mcp = sub.add_parser(
