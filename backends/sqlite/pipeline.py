@@ -58,6 +58,7 @@ from .store import Ctx, entity_text
 from .vectors import Vectors
 
 __all__ = [
+    "APPLY_FACTS",
     "DEFAULT_OBSERVATION_EVERY",
     "DEFAULT_REFLECTION_EVERY",
     "EXTRACTION_BATCH",
@@ -67,6 +68,7 @@ __all__ = [
     "PipelineConfig",
     "PipelineLanes",
     "RunUnit",
+    "apply_chunks",
 ]
 
 P = ParamSpec("P")
@@ -83,6 +85,9 @@ DEFAULT_REFLECTION_EVERY = 3
 RECENT_CONTEXT = 4
 #: Pending messages one unit of work of queued extraction takes at most.
 EXTRACTION_BATCH = 64
+#: What one unit of work applying extractions writes at most: messages plus their
+#: entities and relationships (a single message over it is a unit of its own).
+APPLY_FACTS = 24
 #: How long ``wait`` waits at most for units another process is working on.
 WAIT_SECONDS = 60.0
 #: How often ``wait`` looks at the database while another process works.
@@ -362,11 +367,19 @@ class Pipeline:
         vectors = await self._entity_vectors(results)
         every = self.config.observation_every if self.config.summariser is not None else None
         full = ids is None and len(pending) >= EXTRACTION_BATCH
+        # The batch is written in units of at most ``APPLY_FACTS`` facts: the writer is
+        # shared by every workspace, and a unit is what another's write may wait behind.
+        # Each message's extraction is still written whole, with its unit's status.
+        *first, last = apply_chunks(results)
+        for chunk in first:
+            await self._writes(
+                g.apply_extractions, user_id, chunk, vectors, self.config.skip_entity
+            )
         due = await self._writes(
             g.apply_then_due,
             conversation_id,
             user_id,
-            results,
+            last,
             vectors,
             self.config.skip_entity,
             every,
@@ -417,3 +430,21 @@ class Pipeline:
                 return
             content = await summariser.reflect(reflection.observations, reflection.previous)
             await run(sm.add_reflection, conversation_id, content, reflection)
+
+
+def apply_chunks(
+    results: Sequence[g.MessageExtraction], budget: int = APPLY_FACTS
+) -> list[list[g.MessageExtraction]]:
+    """``results`` in order, cut into runs of at most ``budget`` facts (a message counts
+    one, plus its entities and relationships); never empty, never a message split."""
+    chunks: list[list[g.MessageExtraction]] = [[]]
+    spent = 0
+    for result in results:
+        found = result.extraction
+        cost = 1 + (len(found.entities) + len(found.relationships) if found else 0)
+        if chunks[-1] and spent + cost > budget:
+            chunks.append([])
+            spent = 0
+        chunks[-1].append(result)
+        spent += cost
+    return chunks
