@@ -47,6 +47,7 @@ from nams_local.extraction import (
     Extraction,
     ExtractionInput,
     Extractor,
+    RuleExtractor,
     SkipEntity,
     Summariser,
 )
@@ -159,6 +160,13 @@ class Pipeline:
         #: Resuming what earlier processes left pending (``start``), while it runs.
         self._resuming: asyncio.Task[None] | None = None
         self._started = False
+        #: With the built-in (CPU-bound) rule extractor, one batch of this workspace is
+        #: extracted at a time, whatever the number of conversations draining: a long
+        #: text's extraction runs on a thread and holds the GIL for tens of milliseconds,
+        #: so one tenant's six drains on threads were six shares of the process's CPU
+        #: against every other tenant's requests.
+        #: (Per event loop: a backend may be driven by one loop after another.)
+        self._extracting: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     def start(self) -> None:
         """On a store's first call: resume, in the background, every unit left ``pending``
@@ -336,34 +344,17 @@ class Pipeline:
     ) -> tuple[list[list[sm.PendingMessage]] | None, bool]:
         """Extract and write; returns the observations now due (``None``: not looked up)
         and whether a whole batch was taken (more may be pending)."""
-        extractor = self.config.extractor
-        assert extractor is not None
         if start is None:
             limit = EXTRACTION_BATCH if ids is None else None
             start = await self._writes(q.pending_messages, conversation_id, ids, limit)
         user_id, known, pending = start
         if not pending:
             return None, False
-        results: list[g.MessageExtraction] = []
-        recent: list[str] = []
-        for message in pending:
-            try:
-                found: Extraction | None = await extractor.extract(
-                    ExtractionInput(
-                        text=message.content,
-                        role=message.role,
-                        user_name=known,
-                        recent=tuple(recent[-RECENT_CONTEXT:]),
-                    )
-                )
-                error = None
-            except Exception as failure:
-                log.warning("extracting message %s failed: %r", message.id, failure)
-                found, error = None, f"{type(failure).__name__}: {failure}"
-            results.append(g.MessageExtraction(message, found, error))
-            recent.append(message.content)
-            if found is not None and found.user_name:
-                known = known or found.user_name
+        if isinstance(self.config.extractor, RuleExtractor):
+            async with self._extraction_lock():
+                results = await self._extract_each(pending, known)
+        else:  # a model extractor waits on I/O: its batches may overlap
+            results = await self._extract_each(pending, known)
         vectors = await self._entity_vectors(results)
         every = self.config.observation_every if self.config.summariser is not None else None
         full = ids is None and len(pending) >= EXTRACTION_BATCH
@@ -385,6 +376,41 @@ class Pipeline:
             every,
         )
         return due, full
+
+    def _extraction_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._extracting is None or self._extracting[0] is not loop:
+            self._extracting = (loop, asyncio.Lock())
+        return self._extracting[1]
+
+    async def _extract_each(
+        self, pending: Sequence[sm.PendingMessage], known: str | None
+    ) -> list[g.MessageExtraction]:
+        """Run the extractor over each pending message, in order (a message's failure is
+        its own: it is recorded, the rest go on)."""
+        extractor = self.config.extractor
+        assert extractor is not None
+        results: list[g.MessageExtraction] = []
+        recent: list[str] = []
+        for message in pending:
+            try:
+                found: Extraction | None = await extractor.extract(
+                    ExtractionInput(
+                        text=message.content,
+                        role=message.role,
+                        user_name=known,
+                        recent=tuple(recent[-RECENT_CONTEXT:]),
+                    )
+                )
+                error = None
+            except Exception as failure:
+                log.warning("extracting message %s failed: %r", message.id, failure)
+                found, error = None, f"{type(failure).__name__}: {failure}"
+            results.append(g.MessageExtraction(message, found, error))
+            recent.append(message.content)
+            if found is not None and found.user_name:
+                known = known or found.user_name
+        return results
 
     async def _entity_vectors(
         self, results: Sequence[g.MessageExtraction]
