@@ -78,10 +78,11 @@ def _index(
     """(Re)write the entity's full-text and vector entries (``vector``: 1 row, precomputed)."""
     conn = ctx.conn
     body = entity_text(name, description)
-    conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), {"pk": pk})
-    conn.execute(
-        text("INSERT INTO entities_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
-        {"pk": pk, "body": body, "scope": entity_scope(ctx.workspace, type_)},
+    # Driver SQL (``prepared.py``): every new extracted entity runs these on the writer.
+    conn.exec_driver_sql("DELETE FROM entities_fts WHERE rowid = ?", (pk,))
+    conn.exec_driver_sql(
+        "INSERT INTO entities_fts(rowid, body, scope) VALUES (?, ?, ?)",
+        (pk, body, entity_scope(ctx.workspace, type_)),
     )
     if ctx.vectors is not None and vector is not None:
         ctx.vectors.entities.add(conn, [(pk, ctx.workspace, type_.casefold())], vector)
