@@ -148,21 +148,35 @@ def test_a_raw_call_runs_after_the_units_queued_before_it(lane: WriterLane) -> N
     assert order == ["before", "before", "before", "call", "after"]
 
 
+class StoreUnits:
+    """Units of work for a real store: one holds the writer until ``gate`` is set, the
+    other records the workspace it ran for."""
+
+    def __init__(self) -> None:
+        self.gate, self.entered = threading.Event(), threading.Event()
+        self.written: list[str] = []
+
+    def hold(self, ctx: Ctx) -> None:
+        self.entered.set()
+        assert self.gate.wait(timeout=30)
+
+    def record(self, ctx: Ctx) -> None:
+        self.written.append(ctx.workspace)
+
+    async def hold_writer(self, store: SQLiteStore) -> asyncio.Future[None]:
+        """Start the holding unit and return once the writer runs it."""
+        holder = asyncio.ensure_future(store.run(self.hold, Ctx(store, "a")))
+        assert await asyncio.to_thread(self.entered.wait, 30)
+        return holder
+
+
 def test_store_units_are_keyed_by_their_workspace(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "keyed.db", embedder=None)
-    order: list[str] = []
-    gate, entered = threading.Event(), threading.Event()
-
-    def hold(ctx: Ctx) -> None:
-        entered.set()
-        assert gate.wait(timeout=30)
-
-    def record(ctx: Ctx) -> None:
-        order.append(ctx.workspace)
+    units = StoreUnits()
+    order, gate, record = units.written, units.gate, units.record
 
     async def scenario() -> None:
-        holder = asyncio.ensure_future(store.run(hold, Ctx(store, "a")))
-        assert await asyncio.to_thread(entered.wait, 30)
+        holder = await units.hold_writer(store)
         bulk = [asyncio.ensure_future(store.run(record, Ctx(store, "a"))) for _ in range(BULK)]
         deadline = time.monotonic() + 30
         # A's queue on the writer is capped: the rest of its bulk waits for room.
@@ -245,19 +259,11 @@ def test_a_workspace_whose_writer_queue_is_full_gets_429_when_no_room_comes(
 ) -> None:
     monkeypatch.setattr(store_module, "WRITE_ROOM_WAIT", 0.3)
     store = SQLiteStore(tmp_path / "capped.db", embedder=None)
-    gate, entered = threading.Event(), threading.Event()
-    written: list[str] = []
-
-    def hold(ctx: Ctx) -> None:
-        entered.set()
-        assert gate.wait(timeout=30)
-
-    def record(ctx: Ctx) -> None:
-        written.append(ctx.workspace)
+    units = StoreUnits()
+    written, gate, record = units.written, units.gate, units.record
 
     async def scenario() -> None:
-        holder = asyncio.ensure_future(store.run(hold, Ctx(store, "a")))
-        assert await asyncio.to_thread(entered.wait, 30)
+        holder = await units.hold_writer(store)
         queued = [store.run(record, Ctx(store, "a")) for _ in range(MAX_QUEUED_UNITS)]
         tasks = [asyncio.ensure_future(job) for job in queued]
         deadline = time.monotonic() + 30
