@@ -57,8 +57,8 @@ __all__ = [
     "MemoryBackend",
     "SupportsInfo",
     "SupportsItems",
-    "SupportsTurns",
     "SupportsMessageDelete",
+    "SupportsTurns",
     "SupportsWorkspaceReset",
 ]
 

@@ -108,6 +108,7 @@ from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text, message_par
 from .validity_rules import Supersession
 from .vector_lane import conversation_key, partition_key
 from .vectors import Vector, Vectors
+from .writer import text_cost
 
 __all__ = ["SQLiteBackend"]
 
@@ -395,6 +396,22 @@ class SQLiteBackend(MemoryBackend):
         self._pipeline.start()
         return await self._store.run(fn, self._ctx, *args, **kwargs)
 
+    async def _store_messages(
+        self, conversation_id: str, messages: list[NewMessage]
+    ) -> tuple[list[Message], extraction_queue.Start | None]:
+        """Write messages as one unit whose writer cost is their text (``writer.py``)."""
+        self._pipeline.start()
+        cost = text_cost(sum(len(m.content) for m in messages), len(messages))
+        return await self._store.run_weighted(
+            cost,
+            extraction_queue.store_messages,
+            self._ctx,
+            conversation_id,
+            messages,
+            None,
+            self._pipeline.queues_messages,
+        )
+
     async def _run_background(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
     ) -> R:
@@ -450,13 +467,7 @@ class SQLiteBackend(MemoryBackend):
         check_metadata(metadata)
         message = NewMessage(role=role, content=content, metadata=metadata)
         await self._vector_room()
-        [stored], start = await self._run_unit(
-            extraction_queue.store_messages,
-            conversation_id,
-            [message],
-            None,
-            self._pipeline.queues_messages,
-        )
+        [stored], start = await self._store_messages(conversation_id, [message])
         await self._pipeline.after_write(conversation_id, [stored.id], start)
         return stored
 
@@ -465,13 +476,7 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[Message]:
         check_messages(messages)
         await self._vector_room()
-        stored, start = await self._run_unit(
-            extraction_queue.store_messages,
-            conversation_id,
-            list(messages),
-            None,
-            self._pipeline.queues_messages,
-        )
+        stored, start = await self._store_messages(conversation_id, list(messages))
         await self._pipeline.after_write(conversation_id, [m.id for m in stored], start)
         return stored
 

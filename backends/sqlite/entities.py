@@ -32,7 +32,7 @@ from nams_local.models import (
     Validity,
 )
 
-from . import entity_keys
+from . import entity_keys, prepared
 from . import schema as s
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
@@ -81,10 +81,11 @@ def _index(
     """(Re)write the entity's full-text and vector entries (``vector``: 1 row, precomputed)."""
     conn = ctx.conn
     body = entity_text(name, description)
-    conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), {"pk": pk})
-    conn.execute(
-        text("INSERT INTO entities_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
-        {"pk": pk, "body": body, "scope": entity_scope(ctx.workspace, type_)},
+    # Driver SQL (``prepared.py``): every new extracted entity runs these on the writer.
+    conn.exec_driver_sql("DELETE FROM entities_fts WHERE rowid = ?", (pk,))
+    conn.exec_driver_sql(
+        "INSERT INTO entities_fts(rowid, body, scope) VALUES (?, ?, ?)",
+        (pk, body, entity_scope(ctx.workspace, type_)),
     )
     if ctx.vectors is not None and vector is not None:
         ctx.vectors.entities.add(conn, [(pk, ctx.workspace, type_.casefold())], vector)
@@ -554,18 +555,14 @@ def add_relationship(
         said_on=said_on,
     )
     rel_id, changed = write_fact(ctx, fact, ctx.store.supersession)
-    _mirror_edges(ctx, {rel_id, *changed})
-    return _relationship(ctx, rel_id)
+    return _mirror_edges(ctx, {rel_id, *changed})[rel_id]
 
 
 def _relationship(ctx: Ctx, rel_id: str) -> Relationship:
-    src, dst = aliased(e), aliased(e)
-    row = ctx.conn.execute(
-        select(r, src.c.id.label("s_id"), dst.c.id.label("t_id"))
-        .join(src, src.c.pk == r.c.source_pk)
-        .join(dst, dst.c.pk == r.c.target_pk)
-        .where(r.c.id == rel_id)
-    ).one()
+    row = prepared.relationship_by_id(ctx.conn, rel_id)
+    if row is None:  # pragma: no cover - callers pass the id of an edge they just wrote
+        # Not refused input (a NamsError would let its group commit): a broken invariant.
+        raise LookupError(f"relationship {rel_id!r} vanished inside its own transaction")
     return Relationship(
         id=row.id,
         source_id=row.s_id,
@@ -578,15 +575,18 @@ def _relationship(ctx: Ctx, rel_id: str) -> Relationship:
     )
 
 
-def _mirror_edges(ctx: Ctx, rel_ids: set[str]) -> None:
-    """Bring the graph mirror's copies of these edges up to date (new or closed)."""
+def _mirror_edges(ctx: Ctx, rel_ids: set[str]) -> dict[str, Relationship]:
+    """Bring the graph mirror's copies of these edges up to date (new or closed); returns
+    them as read (so the caller does not read its own edge twice)."""
     mirror = ctx.store.graph(ctx.workspace)
+    edges: dict[str, Relationship] = {}
     for rel_id in rel_ids:
-        rel = _relationship(ctx, rel_id)
+        rel = edges[rel_id] = _relationship(ctx, rel_id)
         validity = {k: getattr(rel, k) for k in Validity.model_fields}
         mirror.add_edge(
             rel.id, rel.source_id, rel.target_id, rel.type, rel.properties, rel.confidence, validity
         )
+    return edges
 
 
 def invalidate_relationship(
@@ -594,8 +594,7 @@ def invalidate_relationship(
 ) -> Relationship:
     """Close the edge: it held until ``valid_until`` (default today). Never deletes."""
     invalidate(ctx, relationship_id, valid_until)
-    _mirror_edges(ctx, {relationship_id})
-    return _relationship(ctx, relationship_id)
+    return _mirror_edges(ctx, {relationship_id})[relationship_id]
 
 
 def delete_relationship(ctx: Ctx, relationship_id: str) -> None:
