@@ -35,6 +35,7 @@ TYPES_LAYER = {
     "nams_local.purge_report",
     "nams_local.settings",
     "nams_local.validation",
+    "nams_local.turns",
 }
 
 
