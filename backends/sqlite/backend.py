@@ -8,6 +8,7 @@ one transaction. A refused or failed call therefore writes nothing.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import time
@@ -21,7 +22,7 @@ from nams_local.backend import (
     Capabilities,
     MemoryBackend,
 )
-from nams_local.embeddings import BaseEmbedder, Embedder, default_embedder
+from nams_local.embeddings import Embedder, default_embedder
 from nams_local.errors import InvalidInputError
 from nams_local.extraction import (
     ExtractiveSummariser,
@@ -335,12 +336,16 @@ class SQLiteBackend(MemoryBackend):
         vectors = self._store.vectors
         if vectors is None or mode == "text":
             return None
-        embedder = vectors.embedder
-        if isinstance(embedder, BaseEmbedder):  # a cached query costs no embedding thread
-            cached = embedder.cached_query(query)
-            if cached is not None:
-                return cached
-        return await self._store.lanes.embed.run(self.workspace, embedder.embed_query, query)
+        batcher = vectors.embedder
+        if not batcher.batches_queries:  # an Embedder of its own kind: its own embed_query
+            return await self._store.lanes.embed.run(self.workspace, batcher.embed_query, query)
+        # No thread hop: a cached query is done at once; a new one joins the model
+        # thread's next run with every other waiting query (embedding_batcher).
+        future = batcher.query(query)
+        if not future.done():  # shielded: the future is shared with identical queries
+            await asyncio.shield(asyncio.wrap_future(future))
+        vector = future.result()
+        return vector.copy()
 
     async def _vector_room(self) -> None:
         """Backpressure: wait while the vector lane has too much queued."""
