@@ -353,6 +353,21 @@ class SQLiteBackend(MemoryBackend):
         if lane is not None:
             await lane.wait_for_room()
 
+    async def _embed_query_settled(self, query: str, mode: SearchMode, *keys: str) -> Vector | None:
+        """The query's vector, once this scope's queued rows are embedded too: both at
+        once, so a search waits for the longer of the two rather than their sum."""
+        lane = self._store.vector_lane
+        if lane is None or mode == "text" or not lane.has_pending(keys):
+            return await self._embed_query(query, mode)
+        embedding = asyncio.ensure_future(self._embed_query(query, mode))
+        try:
+            await self._vectors_settled(mode, *keys)
+        except BaseException:
+            if not embedding.cancel() and not embedding.cancelled():
+                embedding.exception()  # retrieved: only the wait's failure is reported
+            raise
+        return await embedding
+
     async def _vectors_settled(self, mode: SearchMode, *keys: str) -> None:
         """Read-your-writes for vector search: wait for this scope's queued rows."""
         lane = self._store.vector_lane
@@ -495,8 +510,9 @@ class SQLiteBackend(MemoryBackend):
         check_query(query)
         check_limit(limit)
         run_mode = self._search_mode(mode)
-        query_vector = await self._embed_query(query, run_mode)
-        await self._vectors_settled(run_mode, conversation_key(conversation_id))
+        query_vector = await self._embed_query_settled(
+            query, run_mode, conversation_key(conversation_id)
+        )
         return await self._read(
             conversations.search_messages,
             conversation_id,
@@ -723,9 +739,8 @@ class SQLiteBackend(MemoryBackend):
         check_limit(conversation_limit, name="conversation_limit")
         check_limit(per_conversation_limit, name="per_conversation_limit")
         run_mode = self._search_mode(None)
-        query_vector = await self._embed_query(query, run_mode)
-        await self._vectors_settled(
-            run_mode, partition_key(message_partition(self.workspace, user_id))
+        query_vector = await self._embed_query_settled(
+            query, run_mode, partition_key(message_partition(self.workspace, user_id))
         )
         return await self._read(
             conversations.search_user_messages,

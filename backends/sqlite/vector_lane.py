@@ -135,6 +135,11 @@ class VectorLane:
             self._backlog += len(items)
             self._cond.notify()
 
+    def has_pending(self, keys: Iterable[str]) -> bool:
+        """Whether any row queued under ``keys`` is not embedded yet (a cheap check)."""
+        with self._cond:
+            return any(self._pending.get(key) for key in keys)
+
     def pending(self, keys: Iterable[str]) -> Future[None] | None:
         """A future done once every row now queued under ``keys`` is embedded (``None``:
         nothing is)."""
