@@ -11,11 +11,13 @@ no longer match the ones already stored.
 The pipeline mirrors sentence-transformers exactly (truncate at 256 tokens, mean pooling over the
 attention mask, L2 normalisation), so vectors are interchangeable with the reference model up to
 int8 quantisation noise. For throughput, :meth:`MiniLMEmbedder.embed` sorts texts by token length
-and pads each batch only to its own longest text (about 3x faster than arrival order on 2 cores);
-the result is returned in the caller's order.
+and pads each batch only to its own longest text (about 3x faster than arrival order on 2 cores),
+cutting a batch where padding would cost more than another run; the result is returned in the
+caller's order.
 
 :class:`BaseEmbedder` adds a per-instance LRU cache to :meth:`~BaseEmbedder.embed_query`, so a chat
-turn that searches several sources embeds its query once. :class:`HashingEmbedder` is a
+turn that searches several sources embeds its query once; :meth:`~BaseEmbedder.query_future` is the
+same as a future whose model run the caller may batch with others (the SQLite store does). :class:`HashingEmbedder` is a
 deterministic, model-free stand-in for tests; :class:`SentenceTransformerEmbedder` wraps any model
 already on disk when the optional ``sentence-transformers`` extra is installed.
 """

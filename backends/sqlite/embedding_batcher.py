@@ -10,7 +10,9 @@ timer: the window is the previous run):
 - the bulk thread runs one chunk of bulk work (message vectors, entity vectors) at a
   time, and takes every search query waiting at that moment into the same run;
 - the query thread runs the waiting queries of concurrent searches (of every workspace)
-  together, so a query never waits behind a bulk chunk being embedded.
+  together, so a query never waits behind a bulk chunk being embedded; an ``embed`` of a
+  few texts (``PROMPT_TEXTS``: an entity's vector, often on the writer thread) goes with
+  them.
 
 So at most two runs are in flight (there were three or more), bulk work is embedded in
 arrival order, and N concurrent new queries cost one or two runs instead of N. The
@@ -42,7 +44,7 @@ import numpy as np
 
 from nams_local.embeddings import BaseEmbedder, Embedder, Matrix, Vector
 
-__all__ = ["CHUNK_CHARS", "CHUNK_TEXTS", "MAX_QUERIES", "EmbeddingBatcher"]
+__all__ = ["CHUNK_CHARS", "CHUNK_TEXTS", "MAX_QUERIES", "PROMPT_TEXTS", "EmbeddingBatcher"]
 
 log = logging.getLogger("nams_local.sqlite")
 
@@ -52,6 +54,10 @@ CHUNK_TEXTS = 32
 CHUNK_CHARS = 8000
 #: Queries in one run at most.
 MAX_QUERIES = 64
+#: An ``embed`` of at most this many texts is served like queries (never behind a bulk
+#: chunk): a caller such as the writer thread embedding one entity must not queue behind
+#: an ingest's message vectors.
+PROMPT_TEXTS = 4
 
 
 @dataclass(eq=False)
@@ -130,6 +136,9 @@ class EmbeddingBatcher:
         batch = list(texts)
         if not batch or self._inline():
             return self.inner.embed(batch)
+        if len(batch) <= PROMPT_TEXTS:  # e.g. an entity's vector inside a writer unit
+            rows = [self._start_query(text) for text in batch]
+            return np.stack([row.result() for row in rows])
         bulk = _Bulk(batch, self.inner.dimension)
         chunks = _chunks(bulk)
         bulk.remaining = len(chunks)
