@@ -17,9 +17,11 @@ caller's order.
 
 :class:`BaseEmbedder` adds a per-instance LRU cache to :meth:`~BaseEmbedder.embed_query`, so a chat
 turn that searches several sources embeds its query once; :meth:`~BaseEmbedder.query_future` is the
-same as a future whose model run the caller may batch with others (the SQLite store does). :class:`HashingEmbedder` is a
-deterministic, model-free stand-in for tests; :class:`SentenceTransformerEmbedder` wraps any model
-already on disk when the optional ``sentence-transformers`` extra is installed.
+same as a future whose model run the caller may batch with others (the SQLite store does).
+:class:`HashingEmbedder` is a deterministic, model-free stand-in for tests;
+:class:`SentenceTransformerEmbedder` wraps any model already on disk when the optional
+``sentence-transformers`` extra is installed; :class:`WrappedEmbedder` is the base of
+embedders that wrap another in the same vector space.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ __all__ = [
     "QueryCacheInfo",
     "QueryStart",
     "SentenceTransformerEmbedder",
+    "WrappedEmbedder",
     "default_embedder",
     "embedder_info",
 ]
@@ -119,6 +122,29 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vector:
         """One text as a vector of shape ``(dimension,)``."""
         ...
+
+
+class WrappedEmbedder:
+    """The base of an embedder that wraps another in the same vector space: the name, the
+    dimension and (unless overridden) ``embed_query`` are the wrapped one's, so a store's
+    stored vectors keep matching whatever wraps its embedder."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> Vector:
+        return self.inner.embed_query(text)
 
 
 class BaseEmbedder(ABC):

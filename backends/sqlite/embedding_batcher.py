@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nams_local.embeddings import BaseEmbedder, Embedder, Matrix, Vector
+from nams_local.embeddings import BaseEmbedder, Embedder, Matrix, Vector, WrappedEmbedder
 
 __all__ = ["CHUNK_CHARS", "CHUNK_TEXTS", "MAX_QUERIES", "PROMPT_TEXTS", "EmbeddingBatcher"]
 
@@ -98,12 +98,12 @@ def _chunks(bulk: _Bulk) -> list[_Chunk]:
     return out
 
 
-class EmbeddingBatcher:
+class EmbeddingBatcher(WrappedEmbedder):
     """An ``Embedder`` that runs its inner embedder on one thread, in batches (see the
     module docstring). ``close`` finishes what is queued; calls after it run inline."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._cond = threading.Condition()
         self._queries: deque[tuple[str, Future[Vector]]] = deque()
         self._bulk: deque[_Chunk] = deque()
@@ -116,14 +116,6 @@ class EmbeddingBatcher:
         ]
         for thread in self._threads:
             thread.start()
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
     @property
     def batches_queries(self) -> bool:
