@@ -199,28 +199,56 @@ class EmbeddingBatcher(WrappedEmbedder):
             queries, chunk = taken
             if chunk is not None and chunk.bulk.future.done():  # an earlier chunk failed
                 chunk = None
-                if not queries:
-                    continue
+            if not queries and chunk is None:
+                continue
             texts = [text for text, _ in queries] + (chunk.texts if chunk else [])
             try:
-                matrix = self.inner.embed(texts)
-            except Exception as error:
-                log.warning("embedding %d texts failed: %r", len(texts), error)
-                for _, future in queries:
-                    if future.set_running_or_notify_cancel():
-                        future.set_exception(error)
-                if chunk is not None:
-                    chunk.bulk.future.set_exception(error)
+                matrix = self._run(texts)
+            except Exception:
+                if len(queries) + (chunk is not None) > 1:
+                    # One caller's text must not fail the others it shared a run with:
+                    # run each caller alone (rare: the model fails on a text or is broken).
+                    for query in queries:
+                        self._settle([query], None)
+                    if chunk is not None:
+                        self._settle([], chunk)
+                    continue
+                self._settle(queries, chunk)
                 continue
-            finally:
-                with self._cond:
-                    self.runs += 1
-            for i, (_, future) in enumerate(queries):
-                if future.set_running_or_notify_cancel():  # False: its waiter has gone
-                    future.set_result(matrix[i])
+            self._deliver(queries, chunk, matrix)
+
+    def _run(self, texts: list[str]) -> Matrix:
+        try:
+            return self.inner.embed(texts)
+        finally:
+            with self._cond:
+                self.runs += 1
+
+    def _settle(self, queries: list[tuple[str, Future[Vector]]], chunk: _Chunk | None) -> None:
+        """Run these callers' texts alone; on failure fail exactly them."""
+        texts = [text for text, _ in queries] + (chunk.texts if chunk else [])
+        try:
+            matrix = self._run(texts)
+        except Exception as error:
+            log.warning("embedding %d texts failed: %r", len(texts), error)
+            for _, future in queries:
+                if future.set_running_or_notify_cancel():
+                    future.set_exception(error)
             if chunk is not None:
-                bulk_job = chunk.bulk
-                bulk_job.out[chunk.start : chunk.end] = matrix[len(queries) :]
-                bulk_job.remaining -= 1
-                if bulk_job.remaining == 0:
-                    bulk_job.future.set_result(bulk_job.out)
+                chunk.bulk.future.set_exception(error)
+            return
+        self._deliver(queries, chunk, matrix)
+
+    @staticmethod
+    def _deliver(
+        queries: list[tuple[str, Future[Vector]]], chunk: _Chunk | None, matrix: Matrix
+    ) -> None:
+        for i, (_, future) in enumerate(queries):
+            if future.set_running_or_notify_cancel():  # False: its waiter has gone
+                future.set_result(matrix[i])
+        if chunk is not None:
+            bulk_job = chunk.bulk
+            bulk_job.out[chunk.start : chunk.end] = matrix[len(queries) :]
+            bulk_job.remaining -= 1
+            if bulk_job.remaining == 0:
+                bulk_job.future.set_result(bulk_job.out)

@@ -72,3 +72,23 @@ def test_a_failed_run_fails_its_callers_only_and_the_threads_go_on() -> None:
     finally:
         batcher.close()
     assert batcher.embed(["after close runs inline"]).shape == (1, 32)
+
+
+def test_a_text_the_model_fails_on_fails_only_its_own_caller() -> None:
+    inner = Gated()
+    batcher = EmbeddingBatcher(inner)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            stuck = pool.submit(batcher.query("hold the model").result, 30)
+            assert inner.holding.wait(30)
+            # Both wait for the query thread, so they share its next run.
+            bad = batcher.query("boom: a text the model cannot take")
+            good = batcher.query("an ordinary question")
+            inner.gate.set()
+            assert stuck.result(timeout=30).shape == (32,)
+        assert good.result(timeout=30).shape == (32,)
+        with pytest.raises(RuntimeError, match="model failed"):
+            bad.result(timeout=30)
+    finally:
+        inner.gate.set()
+        batcher.close()
