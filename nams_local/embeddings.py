@@ -421,7 +421,7 @@ class MiniLMEmbedder(BaseEmbedder):
     parallel sections and after each run, burning CPU the rest of the process needs. A server
     under load is exactly that case — its request handling and the model share two cores —
     and on a busy 2-core box the load mix's embedding work (messages plus search queries)
-    cost ~27 ms CPU a text spinning against ~15 ms not (same runs, measured back to back).
+    cost ~22 ms CPU a text spinning against ~14 ms not (same runs, measured back to back).
     When another process keeps a core busy, 2 spinning threads fell to ~120 texts/s while 1
     thread held ~165. Spinning saves ~1 ms per query on an idle machine; pass
     ``allow_spinning=True`` for a dedicated embedding box.
