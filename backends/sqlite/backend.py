@@ -25,7 +25,7 @@ from nams_local.backend import (
     Capabilities,
     MemoryBackend,
 )
-from nams_local.embeddings import BaseEmbedder, Embedder, default_embedder
+from nams_local.embeddings import Embedder, default_embedder
 from nams_local.errors import InvalidInputError
 from nams_local.extraction import (
     ExtractiveSummariser,
@@ -345,18 +345,37 @@ class SQLiteBackend(MemoryBackend):
         vectors = self._store.vectors
         if vectors is None or mode == "text":
             return None
-        embedder = vectors.embedder
-        if isinstance(embedder, BaseEmbedder):  # a cached query costs no embedding thread
-            cached = embedder.cached_query(query)
-            if cached is not None:
-                return cached
-        return await self._store.lanes.embed.run(self.workspace, embedder.embed_query, query)
+        batcher = vectors.embedder
+        if not batcher.batches_queries:  # an Embedder of its own kind: its own embed_query
+            return await self._store.lanes.embed.run(self.workspace, batcher.embed_query, query)
+        # No thread hop: a cached query is done at once; a new one joins the model
+        # thread's next run with every other waiting query (embedding_batcher).
+        future = batcher.query(query)
+        if not future.done():  # shielded: the future is shared with identical queries
+            await asyncio.shield(asyncio.wrap_future(future))
+        vector = future.result()
+        return vector.copy()
 
     async def _vector_room(self) -> None:
         """Backpressure: wait while the vector lane has too much queued."""
         lane = self._store.vector_lane
         if lane is not None:
             await lane.wait_for_room()
+
+    async def _embed_query_settled(self, query: str, mode: SearchMode, *keys: str) -> Vector | None:
+        """The query's vector, once this scope's queued rows are embedded too: both at
+        once, so a search waits for the longer of the two rather than their sum."""
+        lane = self._store.vector_lane
+        if lane is None or mode == "text" or not lane.has_pending(keys):
+            return await self._embed_query(query, mode)
+        embedding = asyncio.ensure_future(self._embed_query(query, mode))
+        try:
+            await self._vectors_settled(mode, *keys)
+        except BaseException:
+            if not embedding.cancel() and not embedding.cancelled():
+                embedding.exception()  # retrieved: only the wait's failure is reported
+            raise
+        return await embedding
 
     async def _vectors_settled(self, mode: SearchMode, *keys: str) -> None:
         """Read-your-writes for vector search: wait for this scope's queued rows."""
@@ -549,8 +568,9 @@ class SQLiteBackend(MemoryBackend):
         check_query(query)
         check_limit(limit)
         run_mode = self._search_mode(mode)
-        query_vector = await self._embed_query(query, run_mode)
-        await self._vectors_settled(run_mode, conversation_key(conversation_id))
+        query_vector = await self._embed_query_settled(
+            query, run_mode, conversation_key(conversation_id)
+        )
         return await self._read(
             conversations.search_messages,
             conversation_id,
@@ -777,9 +797,8 @@ class SQLiteBackend(MemoryBackend):
         check_limit(conversation_limit, name="conversation_limit")
         check_limit(per_conversation_limit, name="per_conversation_limit")
         run_mode = self._search_mode(None)
-        query_vector = await self._embed_query(query, run_mode)
-        await self._vectors_settled(
-            run_mode, partition_key(message_partition(self.workspace, user_id))
+        query_vector = await self._embed_query_settled(
+            query, run_mode, partition_key(message_partition(self.workspace, user_id))
         )
         return await self._read(
             conversations.search_user_messages,

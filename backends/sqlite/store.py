@@ -45,6 +45,7 @@ from . import entity_keys, file_check, migrations, prepared
 from . import schema as s
 from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
+from .embedding_batcher import EmbeddingBatcher
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
@@ -83,7 +84,7 @@ _BACKFILL_BATCH = 256
 
 @dataclass
 class VectorState:
-    embedder: Embedder
+    embedder: EmbeddingBatcher
     messages: VectorIndex
     entities: CachedIndex
 
@@ -136,7 +137,8 @@ class SQLiteStore:
         if embedder is not None:
             kind: IndexKind = "sqlite-vec" if self.driver.vec_version else "numpy"
             self.vectors = VectorState(
-                embedder=embedder,
+                # One model thread for every text this store embeds (embedding_batcher).
+                embedder=EmbeddingBatcher(embedder),
                 messages=PassageIndex(
                     make_index(kind, "messages", embedder.dimension), embedder.dimension
                 ),
@@ -335,6 +337,8 @@ class SQLiteStore:
         try:
             if self.vector_lane is not None:
                 self.vector_lane.stop()  # embeds what is queued first
+            if self.vectors is not None:
+                self.vectors.embedder.close()
             self._writer.call(self.conn.close).result()
         finally:
             self._writer.stop()

@@ -11,39 +11,30 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from nams_local.backend import Capabilities, MemoryBackend
-from nams_local.embeddings import BaseEmbedder, Matrix, Vector
+from nams_local.embeddings import BaseEmbedder, Vector, WrappedEmbedder
 from nams_local.models import ConversationSearchHits, EntityDetails, SearchResult
 
 __all__ = ["Call", "CountingBackend", "CountingLogger", "TimedEmbedder"]
 
 
-class TimedEmbedder:
+class TimedEmbedder(WrappedEmbedder):
     """Wraps the real embedder for the measured store: times every ``embed_query``.
 
     Same name and dimension, so the store sees the vectors it was built with; the model
     runs (query cache misses) are read from the wrapped embedder's cache statistics.
     """
 
+    inner: BaseEmbedder
+
     def __init__(self, inner: BaseEmbedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._lock = threading.Lock()
         self.query_ms: list[float] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        return self.inner.embed(texts)
 
     def embed_query(self, text: str) -> Vector:
         start = time.perf_counter()
