@@ -38,7 +38,18 @@ from backends.sqlite.search import DEFAULT_HYBRID_WEIGHT
 from nams_local.backend import MAX_BULK_MESSAGES, MemoryBackend
 from nams_local.embeddings import BaseEmbedder
 from nams_local.models import Entity, Message, NewMessage, SearchMode, SearchResult
-from nams_local.retrieval import DEFAULT_RELEVANCE_FLOOR, RetrievalOptions, retrieve_memories
+from nams_local.rerank import (
+    DEFAULT_RERANK_FLOOR,
+    Reranker,
+    RerankerUnavailableError,
+    reranker_from_path,
+)
+from nams_local.retrieval import (
+    DEFAULT_RELEVANCE_FLOOR,
+    DEFAULT_RELEVANCE_GATE,
+    RetrievalOptions,
+    retrieve_memories,
+)
 from nams_local.scope import Scope
 
 from ._common import (
@@ -242,6 +253,8 @@ class ForcedMode:
     """A backend view whose message and entity searches always run in one mode.
 
     How the memory block is measured per mode: ``retrieve_memories`` asks for the default.
+    A forced mode hides the engine's one-call turn (``SupportsTurns``: it searches in the
+    default mode), so retrieval asks source by source, each search in the forced mode.
     """
 
     def __init__(self, inner: SQLiteBackend, mode: SearchMode | None) -> None:
@@ -249,6 +262,8 @@ class ForcedMode:
         self._mode = mode
 
     def __getattr__(self, name: str) -> Any:
+        if self._mode is not None and name in ("recall_turn", "persist_turn"):
+            raise AttributeError(name)
         return getattr(self._inner, name)
 
     async def search_messages(
@@ -266,8 +281,8 @@ class ForcedMode:
         return await self._inner.search_entities(query, type, limit, self._mode)
 
 
-#: The memory block rows compare rankings, so no floor there (the floor sweep measures it).
-UNFILTERED = RetrievalOptions(relevance_floor=0.0)
+#: The memory block rows compare rankings, so no floor or gate there (the sweeps measure them).
+UNFILTERED = RetrievalOptions(relevance_floor=0.0, relevance_gate=0.0)
 TARGET_PRECISION = 0.90
 
 
@@ -386,17 +401,35 @@ async def _score(
     return scores
 
 
-FLOORS = (0.0, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
+#: (floor, gate) pairs: the floor alone (gate 0), then the default floor under each gate.
+SETTINGS = (
+    *((f, 0.0) for f in (0.0, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65)),
+    *((DEFAULT_RELEVANCE_FLOOR, g) for g in (0.55, 0.6, 0.625, 0.65, 0.7)),
+)
+DEFAULT_SETTING = (DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE)
+
+
+def _setting_key(floor: float, gate: float) -> str:
+    return f"floor {floor:g} gate {gate:g}"
 
 
 async def _floor_sweep(
-    corpus: Corpus, stored: dict[str, Stored], floors: Sequence[float]
+    corpus: Corpus,
+    stored: dict[str, Stored],
+    settings: Sequence[tuple[float, float]],
+    reranker: Reranker | None = None,
 ) -> dict[str, Any]:
-    """Per relevance floor, default mode: the memory block's recall@5/@10 on the answerable
-    questions, and its precision on the unanswerable ones (the share that get no block)."""
+    """Per (relevance floor, gate), default mode: the memory block's recall@5/@10 on the
+    answerable questions, and its precision on the unanswerable ones (the share that get
+    no block); with ``reranker``, one more row: the reranker at its default floor."""
     out: dict[str, Any] = {}
-    for floor in floors:
-        options = RetrievalOptions(relevance_floor=floor)
+    runs: list[tuple[str, RetrievalOptions]] = [
+        (_setting_key(f, g), RetrievalOptions(relevance_floor=f, relevance_gate=g))
+        for f, g in settings
+    ]
+    if reranker is not None:
+        runs.append((f"reranker {DEFAULT_RERANK_FLOOR:g}", RetrievalOptions(reranker=reranker)))
+    for key, options in runs:
         recalls: dict[int, list[float]] = {5: [], 10: []}
         for q in corpus.questions:
             s = stored[q.user_id]
@@ -420,7 +453,7 @@ async def _floor_sweep(
                 s.backend, scope, s.conversation_id, q.question, 5, options
             )
             empty += not block
-        out[f"{floor:g}"] = {
+        out[key] = {
             "block_recall@5": _mean(recalls[5]),
             "block_recall@10": _mean(recalls[10]),
             "precision_unanswerable": empty / len(corpus.negatives) if corpus.negatives else None,
@@ -469,7 +502,7 @@ def _verdict(summary: dict[str, Any]) -> dict[str, Any]:
     default = rows["default"]["overall"]["@10"]
     best_single = max(rows["text"]["overall"]["@10"], rows["vector"]["overall"]["@10"])
     best_label = max(rows, key=lambda label: (rows[label]["overall"]["@10"], label == "default"))
-    at_default = summary.get("floor_sweep", {}).get(f"{DEFAULT_RELEVANCE_FLOOR:g}", {})
+    at_default = summary.get("floor_sweep", {}).get(_setting_key(*DEFAULT_SETTING), {})
     precision = at_default.get("precision_unanswerable")
     return {
         "precision_unanswerable_at_default_floor": precision,
@@ -483,7 +516,11 @@ def _verdict(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _run_corpus(
-    args: argparse.Namespace, corpus: Corpus, embedder: BaseEmbedder, db: Path
+    args: argparse.Namespace,
+    corpus: Corpus,
+    embedder: BaseEmbedder,
+    db: Path,
+    reranker: Reranker | None = None,
 ) -> dict[str, Any]:
     root = SQLiteBackend(db, embedder=embedder)
     try:
@@ -497,8 +534,8 @@ async def _run_corpus(
         start = time.perf_counter()
         scores = await _score(corpus, stored, modes, args.quiet)
         score_s = time.perf_counter() - start
-        floors = sorted({*FLOORS, DEFAULT_RELEVANCE_FLOOR})
-        sweep = await _floor_sweep(corpus, stored, floors)
+        settings = list(dict.fromkeys([*SETTINGS, DEFAULT_SETTING]))
+        sweep = await _floor_sweep(corpus, stored, settings, reranker)
     finally:
         await root.aclose()
     summary = _summary(corpus, scores, modes)
@@ -542,22 +579,23 @@ def _render_corpus(summary: dict[str, Any]) -> list[str]:
             lines.append(f"  {label:<14} {cells}")
     lines += [
         "",
-        f"  relevance floor sweep (default mode; precision = share of the "
+        f"  relevance floor and gate sweep (default mode; precision = share of the "
         f"{summary['unanswerable_questions']} unanswerable questions that get no block)",
-        f"  {'floor':>6} {'block R@5':>10} {'block R@10':>11} {'precision':>10}",
+        f"  {'setting':<20} {'block R@5':>10} {'block R@10':>11} {'precision':>10}",
     ]
-    for floor, row in summary["floor_sweep"].items():
-        mark = " <- default" if float(floor) == DEFAULT_RELEVANCE_FLOOR else ""
+    for setting, row in summary["floor_sweep"].items():
+        mark = " <- default" if setting == _setting_key(*DEFAULT_SETTING) else ""
         lines.append(
-            f"  {floor:>6} {_fmt(row['block_recall@5']):>10} {_fmt(row['block_recall@10']):>11} "
-            f"{_fmt(row['precision_unanswerable']):>10}{mark}"
+            f"  {setting:<20} {_fmt(row['block_recall@5']):>10} "
+            f"{_fmt(row['block_recall@10']):>11} {_fmt(row['precision_unanswerable']):>10}{mark}"
         )
     v = summary["verdict"]
     if v["precision_unanswerable_at_default_floor"] is not None:
         lines += [
             "",
             f"  precision on unanswerable questions at the default floor "
-            f"{DEFAULT_RELEVANCE_FLOOR:g}: {v['precision_unanswerable_at_default_floor']:.3f} "
+            f"{DEFAULT_RELEVANCE_FLOOR:g} and gate {DEFAULT_RELEVANCE_GATE:g}: "
+            f"{v['precision_unanswerable_at_default_floor']:.3f} "
             f"(target >= {TARGET_PRECISION:.2f}: "
             f"{'met' if v['meets_precision_target'] else 'MISSED'})",
         ]
@@ -651,6 +689,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[0.3, 0.7],
         help="extra hybrid vector weights to compare, default: 0.3,0.7",
     )
+    engine.add_argument(
+        "--reranker",
+        type=Path,
+        default=None,
+        help="a local cross-encoder (an ONNX folder or a sentence-transformers model on "
+        "disk; never downloaded): adds the memory block with it to the sweep",
+    )
     add_report_options(parser)
     return parser
 
@@ -686,15 +731,21 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"[{NAME}] cannot read {path} as LoCoMo JSON: {exc}")
             return 2
+    try:
+        reranker = reranker_from_path(args.reranker) if args.reranker is not None else None
+    except RerankerUnavailableError as exc:
+        print(f"[{NAME}] cannot use the reranker: {exc}")
+        return 2
     summaries = []
     with tempfile.TemporaryDirectory(prefix="nams-bench-quality-") as tmp:
         for i, corpus in enumerate(corpora):
             db = Path(tmp) / f"quality-{i}.sqlite3"
-            summaries.append(asyncio.run(_run_corpus(args, corpus, embedder, db)))
+            summaries.append(asyncio.run(_run_corpus(args, corpus, embedder, db, reranker)))
     results: dict[str, Any] = {
         "machine": started,
         "embedder": embedder.name,
         "default_hybrid_weight": DEFAULT_HYBRID_WEIGHT,
+        "reranker": reranker.name if reranker is not None else None,
         "corpora": summaries,
     }
     publish(args, NAME, results, render(results), argv=argv, panels=_panels(results))

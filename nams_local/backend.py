@@ -45,6 +45,8 @@ from .models import (
     ToolCall,
     ToolCallStatus,
 )
+from .purge_report import PurgeReport
+from .turns import TurnRecall, TurnRequest
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -56,7 +58,9 @@ __all__ = [
     "MemoryBackend",
     "SupportsInfo",
     "SupportsItems",
+    "SupportsMessageDelete",
     "SupportsPagedReads",
+    "SupportsTurns",
     "SupportsWorkspaceReset",
 ]
 
@@ -97,6 +101,10 @@ class Capabilities:
     #: retrieval may drop hits below a relevance floor: the local engine with embeddings.
     #: Hosted NAMS does not say so, and text-only search normalises per search: off there.
     relevance_scores: bool = False
+    #: ``purge_user`` deletes every trace of a user, and compacts a file so the text is
+    #: gone from disk too (docs/purge.md). Without it, ``purge_user`` deletes what the
+    #: backend's routes allow and reports the rest (hosted NAMS: the conversations).
+    user_purge: bool = False
 
 
 @runtime_checkable
@@ -300,6 +308,14 @@ class MemoryBackend(Protocol):
         (with ``as_of``, over the edges that held then)."""
         ...
 
+    async def purge_user(self, user_id: str) -> PurgeReport:
+        """Delete every trace of ``user_id`` in this workspace: conversations, messages,
+        observations, reflections, steps, tool calls, the entities only the user's
+        messages produced, the relationships they stated (docs/purge.md). Every backend
+        has it; with capability ``user_purge`` nothing of the user is left (the local
+        engine also compacts its file), else ``not_deleted`` says what is."""
+        ...
+
     # -- lifecycle -------------------------------------------------------------------
     async def aclose(self) -> None: ...
 
@@ -381,3 +397,35 @@ class SupportsWorkspaceReset(Protocol):
     such route, so it is a protocol of its own rather than part of ``MemoryBackend``."""
 
     async def reset_workspace(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsTurns(Protocol):
+    """A backend that serves a chat turn in as few units of work as it can: the first
+    round of ``retrieve_memories`` as one call (``nams_local.turns``), and a turn's
+    messages written as one unit (one transaction, one commit). The local engine does;
+    the hosted client does not, so its traffic stays what the TypeScript provider sends.
+    """
+
+    async def recall_turn(self, request: TurnRequest) -> TurnRecall:
+        """Every source of ``request`` at once; fails whole (the caller then asks source by
+        source, so one failing source costs only itself)."""
+        ...
+
+    async def persist_turn(
+        self, conversation_id: str, messages: Sequence[NewMessage]
+    ) -> list[Message]:
+        """``add_messages``' contract (all or nothing), returning once committed."""
+        ...
+
+
+@runtime_checkable
+class SupportsMessageDelete(Protocol):
+    """A backend that can delete one message of a conversation (the memory inspector's
+    "that message should not be remembered"). Hosted NAMS has no such route, so it is a
+    protocol of its own; the inspector offers the action only where it holds."""
+
+    async def delete_message(self, message_id: str) -> None:
+        """Idempotent: an unknown id changes nothing. Entities extracted from the message
+        stay (they are shared memory; delete them separately)."""
+        ...

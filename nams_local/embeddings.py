@@ -11,17 +11,22 @@ no longer match the ones already stored.
 The pipeline mirrors sentence-transformers exactly (truncate at 256 tokens, mean pooling over the
 attention mask, L2 normalisation), so vectors are interchangeable with the reference model up to
 int8 quantisation noise. For throughput, :meth:`MiniLMEmbedder.embed` sorts texts by token length
-and pads each batch only to its own longest text (about 3x faster than arrival order on 2 cores);
-the result is returned in the caller's order.
+and pads each batch only to its own longest text (about 3x faster than arrival order on 2 cores),
+cutting a batch where padding would cost more than another run; the result is returned in the
+caller's order.
 
 :class:`BaseEmbedder` adds a per-instance LRU cache to :meth:`~BaseEmbedder.embed_query`, so a chat
-turn that searches several sources embeds its query once. :class:`HashingEmbedder` is a
-deterministic, model-free stand-in for tests; :class:`SentenceTransformerEmbedder` wraps any model
-already on disk when the optional ``sentence-transformers`` extra is installed.
+turn that searches several sources embeds its query once; :meth:`~BaseEmbedder.query_future` is the
+same as a future whose model run the caller may batch with others (the SQLite store does).
+:class:`HashingEmbedder` is a deterministic, model-free stand-in for tests;
+:class:`SentenceTransformerEmbedder` wraps any model already on disk when the optional
+``sentence-transformers`` extra is installed; :class:`WrappedEmbedder` is the base of
+embedders that wrap another in the same vector space.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -30,7 +35,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -47,7 +52,9 @@ __all__ = [
     "HashingEmbedder",
     "MiniLMEmbedder",
     "QueryCacheInfo",
+    "QueryStart",
     "SentenceTransformerEmbedder",
+    "WrappedEmbedder",
     "default_embedder",
     "embedder_info",
 ]
@@ -77,6 +84,8 @@ _DEFAULT_INTRA_OP_THREADS = 2
 
 Vector = NDArray[np.float32]
 Matrix = NDArray[np.float32]
+#: Starts computing one query's vector (``BaseEmbedder.query_future``).
+QueryStart = Callable[[str], Future[Vector]]
 
 
 class EmbedderUnavailableError(RuntimeError):
@@ -113,6 +122,29 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vector:
         """One text as a vector of shape ``(dimension,)``."""
         ...
+
+
+class WrappedEmbedder:
+    """The base of an embedder that wraps another in the same vector space: the name, the
+    dimension and (unless overridden) ``embed_query`` are the wrapped one's, so a store's
+    stored vectors keep matching whatever wraps its embedder."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return self.inner.embed(texts)
+
+    def embed_query(self, text: str) -> Vector:
+        return self.inner.embed_query(text)
 
 
 class BaseEmbedder(ABC):
@@ -169,49 +201,81 @@ class BaseEmbedder(ABC):
 
         Returns a fresh array each call, so callers may modify it without poisoning the cache.
         """
+        result: Vector = self.query_future(text).result().copy()
+        return result
+
+    def query_future(self, text: str, start: QueryStart | None = None) -> Future[Vector]:
+        """``embed_query(text)`` as a future of a read-only vector (copy it to modify it).
+
+        Done at once for a cached query; shared with an identical query already in flight
+        (single flight: the sources of one chat turn ask for the same query at the same
+        moment, and one model run serves them all); otherwise ``start(text)`` computes it,
+        for example a batcher that embeds the queries of concurrent searches in one model
+        run, or, by default, the model right here on the calling thread. Either way the
+        vector lands in this embedder's cache and statistics, so a store that batches
+        queries keeps the cache its caller configured and inspects.
+        """
         if not isinstance(text, str):
             raise TypeError(f"embed_query() takes a str, got {type(text).__name__}")
-        if self._query_cache_size == 0:
-            with self._query_cache_lock:
-                self._query_misses += 1
-            return self._embed_one(text)
         with self._query_cache_lock:
-            cached = self._query_cache.get(text)
+            cached = self._query_cache.get(text) if self._query_cache_size else None
             if cached is not None:
                 self._query_cache.move_to_end(text)
                 self._query_hits += 1
-                hit: Vector = cached.copy()
+                hit: Future[Vector] = Future()
+                hit.set_result(cached)
                 return hit
-            pending = self._query_inflight.get(text)
-            if pending is None:
-                self._query_misses += 1
-                mine: Future[Vector] = Future()
-                self._query_inflight[text] = mine
-            else:
+            pending = self._query_inflight.get(text) if self._query_cache_size else None
+            if pending is not None:
                 self._query_hits += 1
-        if pending is not None:
-            # Single flight: the sources of one chat turn ask for the same query at the same
-            # moment; one model run serves them all.
-            shared: Vector = pending.result().copy()
-            return shared
-        # Embed outside the lock so concurrent distinct queries don't serialise here.
-        try:
-            vector = self._embed_one(text)
-        except BaseException as exc:
-            with self._query_cache_lock:
-                self._query_inflight.pop(text, None)
-            mine.set_exception(exc)
-            raise
-        vector.setflags(write=False)
+                return pending
+            self._query_misses += 1
+            mine: Future[Vector] = Future()
+            if self._query_cache_size:
+                self._query_inflight[text] = mine
+        if start is None:
+            try:
+                self._finish_query(text, mine, self._embed_one(text), None)
+            except BaseException as exc:  # the caller's .result() raises it again
+                self._finish_query(text, mine, None, exc)
+        else:
+            try:
+                source = start(text)
+            except Exception as exc:
+                self._finish_query(text, mine, None, exc)
+            else:
+                source.add_done_callback(functools.partial(self._source_done, text, mine))
+        return mine
+
+    def _source_done(self, text: str, mine: Future[Vector], source: Future[Vector]) -> None:
+        error = source.exception()
+        self._finish_query(text, mine, None if error else source.result(), error)
+
+    def _finish_query(
+        self,
+        text: str,
+        mine: Future[Vector],
+        vector: Vector | None,
+        error: BaseException | None,
+    ) -> None:
+        """Settle a query this embedder started: cache the vector (read-only, not a view
+        of a batch's matrix) and wake whoever shares the flight."""
         with self._query_cache_lock:
-            self._query_inflight.pop(text, None)
-            self._query_cache[text] = vector
-            self._query_cache.move_to_end(text)
-            while len(self._query_cache) > self._query_cache_size:
-                self._query_cache.popitem(last=False)
-        mine.set_result(vector)
-        result: Vector = vector.copy()
-        return result
+            if self._query_inflight.get(text) is mine:
+                del self._query_inflight[text]
+            if vector is not None:
+                vector = np.array(vector, dtype=np.float32, copy=True)
+                vector.setflags(write=False)
+                if self._query_cache_size:
+                    self._query_cache[text] = vector
+                    self._query_cache.move_to_end(text)
+                    while len(self._query_cache) > self._query_cache_size:
+                        self._query_cache.popitem(last=False)
+        if mine.set_running_or_notify_cancel():  # False: every waiter has gone
+            if vector is not None:
+                mine.set_result(vector)
+            else:
+                mine.set_exception(error or RuntimeError("query embedding failed"))
 
     def cached_query(self, text: str) -> Vector | None:
         """``embed_query(text)`` if it is cached (counted as a hit), else ``None``; never
@@ -307,21 +371,34 @@ MAX_BATCH_TOKENS = 1024
 _MAX_CHARS_PER_TOKEN = 101
 
 
+#: What one forward pass costs besides its tokens, in padded tokens: a batch is cut rather
+#: than pad its texts by more than this in all to fit a longer one. Without it a run of
+#: ten-token queries beside fifty-token messages padded every query fivefold, and one
+#: shared run cost more than separate ones (measured: 41 vs 28 ms CPU a text on a busy box).
+RUN_OVERHEAD_TOKENS = 32
+
+
 def _token_budget_batches(
     order: Sequence[int], encodings: Sequence[Any], batch_size: int
 ) -> list[list[int]]:
     """``order`` (indices sorted by token length) cut into batches of at most
-    ``batch_size`` texts and ``MAX_BATCH_TOKENS`` padded tokens (at least one text each)."""
+    ``batch_size`` texts and ``MAX_BATCH_TOKENS`` padded tokens (at least one text each),
+    and cut wherever a longer text would add more padding than another run costs
+    (``RUN_OVERHEAD_TOKENS``), so short texts are not padded to long ones."""
     batches: list[list[int]] = []
     current: list[int] = []
+    padded_to = 0
     for i in order:
         longest = len(encodings[i].ids)  # sorted: the newest is the longest
         if current and (
-            len(current) >= batch_size or (len(current) + 1) * longest > MAX_BATCH_TOKENS
+            len(current) >= batch_size
+            or (len(current) + 1) * longest > MAX_BATCH_TOKENS
+            or len(current) * (longest - padded_to) > RUN_OVERHEAD_TOKENS
         ):
             batches.append(current)
             current = []
         current.append(i)
+        padded_to = longest
     if current:
         batches.append(current)
     return batches
@@ -338,10 +415,16 @@ class MiniLMEmbedder(BaseEmbedder):
     ``intra_op_num_threads`` defaults to 2, measured on the 2-core target with an idle CPU:
     1 thread gave ~2.7 ms per short query and ~165 texts/s length-sorted; 2 threads ~1.9 ms and
     ~305 texts/s; onnxruntime's default (0 = one per core) tied with 2. It is pinned rather than
-    left at 0 so a bigger host does not fan out across every core. When another process keeps a
-    core busy, 2 spinning threads fall to ~120 texts/s while 1 thread holds ~165; pass
-    ``intra_op_num_threads=1`` (or ``allow_spinning=False``, which costs ~1 ms per query when
-    idle) if embedding shares a small box with heavy work.
+    left at 0 so a bigger host does not fan out across every core.
+
+    ``allow_spinning`` defaults to ``False``: onnxruntime's threads otherwise busy-wait between
+    parallel sections and after each run, burning CPU the rest of the process needs. A server
+    under load is exactly that case — its request handling and the model share two cores —
+    and on a busy 2-core box the load mix's embedding work (messages plus search queries)
+    cost ~22 ms CPU a text spinning against ~14 ms not (same runs, measured back to back).
+    When another process keeps a core busy, 2 spinning threads fell to ~120 texts/s while 1
+    thread held ~165. Spinning saves ~1 ms per query on an idle machine; pass
+    ``allow_spinning=True`` for a dedicated embedding box.
     """
 
     NAME = "all-MiniLM-L6-v2-onnx-int8"
@@ -356,7 +439,7 @@ class MiniLMEmbedder(BaseEmbedder):
         batch_size: int = 32,
         max_length: int = 256,
         intra_op_num_threads: int | None = None,
-        allow_spinning: bool = True,
+        allow_spinning: bool = False,
         query_cache_size: int = 1024,
     ) -> None:
         super().__init__(query_cache_size=query_cache_size)

@@ -2,8 +2,14 @@
 
 Reproduces provider-behavior §2 and §4. Deliberate differences: a failed conversation
 resolution is not remembered, so the next turn tries again instead of failing forever;
-every call has a timeout; and the two write failures are logged as warnings (the TS
-provider uses error level) because memory failures in the request path are warnings here.
+every call has a timeout; the two write failures are logged as warnings (the TS
+provider uses error level) because memory failures in the request path are warnings here;
+and on a backend that ``SupportsTurns`` (the local engine) a step's user and assistant
+messages are written as one unit (``persist_turn``: one transaction, one commit, one
+wait), which halves what persistence costs the caller. Durability is the same: it returns
+once both are committed. If that unit is refused as invalid (nothing was written), the two
+messages are written one by one as before, so a valid one is kept and the invalid one gets
+its own warning.
 """
 
 from __future__ import annotations
@@ -12,10 +18,11 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .backend import MemoryBackend
+from .backend import MemoryBackend, SupportsTurns
+from .errors import InvalidInputError
 from .log import MemoryLogger
 from .memory_block import last_user_index
-from .models import Conversation, Message
+from .models import Conversation, Message, NewMessage
 from .retrieval import DEFAULT_LOOKUP_TIMEOUT
 from .scope import Scope
 
@@ -128,12 +135,20 @@ async def persist_step(
     Sequential and awaited; failures (errors, timeouts, a reply that is not the stored
     message) become one warning each and never propagate.
     """
-    for role, text, failure in (
-        ("user", user_text, "persist user message failed"),
-        ("assistant", assistant_text, "persist assistant message failed"),
+    writes = [
+        (role, text, failure)
+        for role, text, failure in (
+            ("user", user_text, "persist user message failed"),
+            ("assistant", assistant_text, "persist assistant message failed"),
+        )
+        if text
+    ]
+    turns = backend if len(writes) > 1 and isinstance(backend, SupportsTurns) else None
+    if turns is not None and await _persist_together(
+        turns, conversation_id, writes, logger, timeout
     ):
-        if not text:
-            continue
+        return
+    for role, text, failure in writes:
         try:
             stored = await asyncio.wait_for(
                 backend.add_message(conversation_id, role, text), timeout
@@ -142,3 +157,26 @@ async def persist_step(
                 raise TypeError(f"backend returned {type(stored).__name__}, not a message")
         except Exception as exc:
             logger.warn(failure, exc)
+
+
+async def _persist_together(
+    backend: SupportsTurns,
+    conversation_id: str,
+    writes: Sequence[tuple[str, str, str]],
+    logger: MemoryLogger,
+    timeout: float,
+) -> bool:
+    """Both messages in one unit; ``False`` when it was refused as invalid (nothing was
+    written: the caller writes them one by one). Any other failure is logged once for the
+    step and counts as done: the unit may still commit, so writing again could store the
+    turn twice."""
+    new = [NewMessage(role=role, content=text) for role, text, _ in writes]
+    try:
+        stored = await asyncio.wait_for(backend.persist_turn(conversation_id, new), timeout)
+        if not isinstance(stored, list) or not all(isinstance(m, Message) for m in stored):
+            raise TypeError(f"backend returned {type(stored).__name__}, not messages")
+    except InvalidInputError:
+        return False
+    except Exception as exc:
+        logger.warn("persist turn failed", exc)
+    return True

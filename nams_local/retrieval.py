@@ -9,15 +9,24 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
 - when the backend has ``user_message_search``, the cross-session source makes one call
   instead of 1 + 2·N; it yields the same hits as the per-conversation path;
 - every lookup has a timeout, so a hanging backend costs a warning, not the model call;
+- when the backend ``SupportsTurns`` (the local engine), the first round — the current
+  conversation, long-term entities, reasoning steps, cross-session and the user's own
+  entity, with the relationships of every entity found — is one ``recall_turn`` call
+  instead of six to eight, so the query is embedded once and the sources' SQL runs in two
+  jobs; its answer is what the separate calls would return, and every rule below applies
+  to it unchanged. If it fails, the turn asks source by source (one warning more); if it
+  times out, the turn has no memories (it has already waited the timeout);
 - "nothing relevant" is an answer: when the backend's scores compare across queries
-  (``capabilities.relevance_scores``, the local engine), message and entity hits below
-  ``RetrievalOptions.relevance_floor`` are dropped before merging, and an entity below it
-  is not expanded into graph hits, so a question the memory cannot answer gets no block
-  instead of whatever is nearest (a first-person question with at least one entity above
-  the floor keeps every entity it found: "what do you remember about me?" is answered by
-  the whole profile, as the seed's self-reference trap expects). Reasoning steps carry no
-  score and are kept, as the provider keeps them. Backends without comparable scores
-  (hosted NAMS) keep every hit.
+  (``capabilities.relevance_scores``, the local engine), a block opens only when its best
+  message or entity hit reaches ``RetrievalOptions.relevance_gate``, or when the user has
+  a graph fact whose relation the question names ("where do I live?" -> LIVES_IN); a
+  closed one keeps no scored hit and no graph fact. In an open block, message and entity
+  hits below ``relevance_floor`` are dropped before merging, and an entity below it is
+  not expanded into graph hits (``retrieval_scores`` says why two numbers; a first-person
+  question with at least one entity above the floor keeps every entity it found: "what
+  do you remember about me?" is answered by the whole profile, as the seed's
+  self-reference trap expects). Reasoning steps carry no score and are kept, as the
+  provider keeps them. Backends without comparable scores (hosted NAMS) keep every hit.
 
 Every failure is logged once through the ``MemoryLogger`` and the source counts as empty.
 """
@@ -25,11 +34,11 @@ Every failure is logged once through the ``MemoryLogger`` and the source counts 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeVar, cast
 
-from .backend import MemoryBackend
+from .backend import MemoryBackend, SupportsTurns
 from .log import MemoryLogger, default_logger
 from .models import (
     Conversation,
@@ -40,14 +49,19 @@ from .models import (
     Message,
     ReasoningStep,
 )
+from .rerank import DEFAULT_RERANK_FLOOR, Reranker
+from .retrieval_rerank import rerank_hits
+from .retrieval_scores import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE, Relevance
 from .retrieval_terms import fallback_terms, query_tokens
 from .retrieval_time import about_user, asks_about_past, interval, type_relevance
 from .scope import Scope
+from .turns import TurnRecall, TurnRequest
 
 __all__ = [
     "DEFAULT_CROSS_SESSION_LIMIT",
     "DEFAULT_GRAPH_EXPANSION_LIMIT",
     "DEFAULT_RELEVANCE_FLOOR",
+    "DEFAULT_RELEVANCE_GATE",
     "MAX_TOTAL",
     "MemoryHit",
     "MemorySource",
@@ -68,12 +82,6 @@ DEFAULT_GRAPH_EXPANSION_LIMIT = 2
 DIRECT_RESPONSE = "direct response"
 #: Seconds one backend lookup may take before it counts as failed.
 DEFAULT_LOOKUP_TIMEOUT = 10.0
-#: Hits scoring below this are "not relevant" (backends with ``relevance_scores``): a
-#: nonsense or off-topic question scores about 0.1, a paraphrased answer sharing no word
-#: with the question ("where do I live?" / "I moved to Bangalore in May.") about 0.38-0.46.
-#: Higher floors buy precision on on-topic non-answers at a large recall cost (the
-#: ``quality`` benchmark's floor sweep; docs/retrieval.md): 0.65 reaches 90 %.
-DEFAULT_RELEVANCE_FLOOR = 0.3
 
 T = TypeVar("T")
 
@@ -112,6 +120,14 @@ class RetrievalOptions:
     #: Drop message and entity hits scoring below this (0 keeps all). Applies only to
     #: backends whose scores compare across queries (``capabilities.relevance_scores``).
     relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
+    #: A block opens only when its best message or entity hit scores at least this (0:
+    #: no gate); same backends as the floor (``retrieval_scores``).
+    relevance_gate: float = DEFAULT_RELEVANCE_GATE
+    #: Rescores message and entity hits (``nams_local.rerank``; off by default). With one,
+    #: hits it scores below ``rerank_floor`` are dropped, on every backend, instead of the
+    #: search scores' floor and gate.
+    reranker: Reranker | None = None
+    rerank_floor: float = DEFAULT_RERANK_FLOOR
 
 
 class _Lookups:
@@ -171,14 +187,17 @@ async def _two_pass(
     query: str,
     search: Callable[[str], Awaitable[Sequence[T]]],
     key: Callable[[T], str],
+    first: Sequence[T] | None = None,
 ) -> list[T]:
-    """Pass 1: the whole query. If empty, pass 2: one search per fallback term, merged,
-    de-duplicated by content and ranked by word overlap with the query (stable)."""
+    """Pass 1: the whole query (``first``, when it was already run). If empty, pass 2: one
+    search per fallback term, merged, de-duplicated by content and ranked by word overlap
+    with the query (stable)."""
 
     def run(q: str) -> Callable[[], Awaitable[Sequence[T]]]:
         return lambda: search(q)
 
-    first = await lookups.call(f"{label} failed", run(query))
+    if first is None:
+        first = await lookups.call(f"{label} failed", run(query))
     if first:
         return list(first)
     terms = fallback_terms(query)
@@ -215,7 +234,7 @@ async def _cross_session(
     scope: Scope,
     conversation_id: str,
     query: str,
-    floor: _Floor,
+    floor: Relevance,
 ) -> list[MemoryHit]:
     n = lookups.options.cross_session_limit
     if n <= 0:
@@ -259,6 +278,14 @@ async def _cross_session(
             return messages or [], steps or []
 
         groups = list(await asyncio.gather(*(one(c) for c in others)))
+    return _cross_hits(groups, floor)
+
+
+def _cross_hits(
+    groups: Sequence[tuple[Sequence[Message], Sequence[ReasoningStep]]], floor: Relevance
+) -> list[MemoryHit]:
+    """The cross-session bucket: each other conversation's messages above the floor, then
+    its direct-response steps, de-duplicated by content, in conversation order."""
     hits: list[MemoryHit] = []
     seen: set[str] = set()
     for messages, steps in groups:
@@ -281,7 +308,10 @@ async def _graph_hits(
     entities: Sequence[Entity],
     query: str,
     user: Entity | None = None,
+    known: Mapping[str, EntityDetails] | None = None,
 ) -> list[MemoryHit]:
+    """Up to ``MAX_TRIPLES`` facts of each root entity; ``known`` holds details already
+    read (``recall_turn``), so only the other roots cost a ``get_entity`` call."""
     past = asks_about_past(query)
     limit = lookups.options.graph_expansion_limit
     roots = [e for e in entities if e.id][:limit] if limit != 0 else []
@@ -296,7 +326,7 @@ async def _graph_hits(
                 raise TypeError(f"backend returned {type(found).__name__}, not EntityDetails")
             return found
 
-        detail = await lookups.call(
+        detail = (known or {}).get(root.id) or await lookups.call(
             f'getEntity failed for "{root.name}", skipping its relationships', details
         )
         subject_source: str | None = None
@@ -337,11 +367,16 @@ async def _graph_hits(
     return [hit for hits in expanded for hit in hits]
 
 
+def _wants_user(backend: MemoryBackend, query: str) -> bool:
+    """Whether the turn looks up the user's own entity (``_user_entity``)."""
+    return backend.capabilities.relationship_validity and about_user(query)
+
+
 async def _user_entity(backend: MemoryBackend, lookups: _Lookups, query: str) -> Entity | None:
     """The user's own entity for a first-person question ("where do I live now?"), on a
     backend whose relationships know time (the local engine: its user entity is described
     as "the user (me)"). Other backends get no extra request: their traffic is unchanged."""
-    if not backend.capabilities.relationship_validity or not about_user(query):
+    if not _wants_user(backend, query):
         return None
 
     async def find() -> list[Entity]:
@@ -364,19 +399,51 @@ def _triple(subject: str, rel: EntityRelationship) -> str:
     return f"({subject})-[{label}]->({other})"
 
 
-@dataclass(frozen=True, slots=True)
-class _Floor:
-    """The relevance floor in force for one retrieval (0: keep everything)."""
+def _with_relevance(hit: MemoryHit, relevance: float) -> MemoryHit:
+    return replace(hit, relevance=relevance)
 
-    value: float
 
-    @classmethod
-    def of(cls, backend: MemoryBackend, options: RetrievalOptions) -> _Floor:
-        calibrated = getattr(backend.capabilities, "relevance_scores", False) is True
-        return cls(options.relevance_floor if calibrated else 0.0)
+#: ``_recall_turn``'s answer when the one call timed out (the turn gets no memories).
+_TIMED_OUT = TurnRecall()
 
-    def keeps(self, score: float | None) -> bool:
-        return score is None or self.value <= 0.0 or score >= self.value
+
+async def _recall_turn(
+    backend: SupportsTurns,
+    lookups: _Lookups,
+    scope: Scope,
+    conversation_id: str,
+    query: str,
+    limit: int,
+) -> TurnRecall | None:
+    """The first round in one call; ``None`` (after one warning) when it failed, so the
+    turn asks source by source; ``_TIMED_OUT`` when it took the whole timeout."""
+    n = lookups.options.cross_session_limit
+    request = TurnRequest(
+        conversation_id=conversation_id,
+        user_id=scope.user_id,
+        query=query,
+        message_limit=limit,
+        entity_limit=MAX_LONGTERM,
+        conversation_limit=max(n, 0),
+        per_conversation_limit=CROSS_SEARCH_LIMIT if n > 0 else 0,
+        user_entity=_wants_user(cast(MemoryBackend, backend), query),
+    )
+    timeout = lookups.options.lookup_timeout
+    try:
+        found = await asyncio.wait_for(backend.recall_turn(request), timeout=timeout)
+        if not isinstance(found, TurnRecall):
+            raise TypeError(f"backend returned {type(found).__name__}, not a TurnRecall")
+        return found
+    except asyncio.CancelledError:
+        raise
+    except TimeoutError:
+        lookups.options.logger.warn(
+            "recallTurn failed", TimeoutError(f"no answer within {timeout} s")
+        )
+        return _TIMED_OUT
+    except Exception as exc:
+        lookups.options.logger.warn("recallTurn failed, searching source by source", exc)
+        return None
 
 
 def _round_robin(buckets: Sequence[Sequence[MemoryHit]], cap: int) -> list[MemoryHit]:
@@ -406,7 +473,9 @@ async def retrieve_memories(
     cross-session, reasoning]."""
     opts = options or RetrievalOptions()
     lookups = _Lookups(opts)
-    floor = _Floor.of(backend, opts)
+    floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
+    if opts.reranker is not None:  # its scores, not the search's, decide (after the search)
+        floor = Relevance(opts.rerank_floor)
 
     async def search_current(q: str) -> list[Message]:
         result = await backend.search_messages(conversation_id, q, limit=limit)
@@ -416,20 +485,68 @@ async def retrieve_memories(
         result = await backend.search_entities(q, limit=MAX_LONGTERM)
         return _checked(result.items, Entity)
 
-    current, entities, found_steps, cross = await asyncio.gather(
-        _two_pass(lookups, "searchMessages", query, search_current, _message_key),
-        _two_pass(lookups, "searchEntities", query, search_entities, _entity_key),
-        lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
-        _cross_session(backend, lookups, scope, conversation_id, query, floor),
-    )
+    recall: TurnRecall | None = None
+    if isinstance(backend, SupportsTurns):
+        recall = await _recall_turn(backend, lookups, scope, conversation_id, query, limit)
+        if recall is _TIMED_OUT:
+            return []
+    # With a reranker, the cross-session bucket keeps everything: the reranker's floor decides.
+    cross_floor = floor if not opts.reranker else Relevance()
+    if recall is not None:
+        current, entities = await asyncio.gather(
+            _two_pass(
+                lookups, "searchMessages", query, search_current, _message_key, recall.messages
+            ),
+            _two_pass(
+                lookups, "searchEntities", query, search_entities, _entity_key, recall.entities
+            ),
+        )
+        found_steps: list[ReasoningStep] | None = recall.steps
+        groups = [(g.messages, g.steps) for g in recall.cross_session]
+        cross = _cross_hits(groups, cross_floor) if opts.cross_session_limit > 0 else []
+        known: Mapping[str, EntityDetails] = recall.details
+    else:
+        current, entities, found_steps, cross = await asyncio.gather(
+            _two_pass(lookups, "searchMessages", query, search_current, _message_key),
+            _two_pass(lookups, "searchEntities", query, search_entities, _entity_key),
+            lookups.call("listSteps failed", lambda: _steps(backend, conversation_id)),
+            _cross_session(backend, lookups, scope, conversation_id, query, cross_floor),
+        )
+        known = {}
+    if opts.reranker is not None:
+        reranker = opts.reranker
+        found = await lookups.call(
+            f"reranker {reranker.name!r} failed, keeping the search order",
+            lambda: rerank_hits(
+                reranker, query, current, entities, cross, _entity_content, _with_relevance
+            ),
+        )
+        if found is not None:
+            current, entities, cross = found
+        else:  # fail safe: the search scores decide, as without a reranker
+            floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
+        cross = [h for h in cross if floor.keeps(h.relevance)]
+    scores = [*(m.score for m in current), *(e.score for e in entities)]
+    opened = floor.opens([*scores, *(h.relevance for h in cross)])
+    if recall is not None:
+        user = recall.user if _wants_user(backend, query) else None
+    else:
+        user = await _user_entity(backend, lookups, query)
+    if not opened and user is not None:
+        # A fact of the user's whose relation the question names ("where do I live?" ->
+        # LIVES_IN) is support: it opens the block, and the hits above the floor come too.
+        named = await _graph_hits(backend, lookups, [], query, user, known)
+        opened = any(type_relevance(h.type, query) > 0 for h in named)
+    if not opened:  # nothing looks like an answer: no scored hit, no graph fact
+        current, entities = [], []
+        cross = [h for h in cross if h.relevance is None]
     current = [m for m in current if floor.keeps(m.score)]
     relevant = [e for e in entities if floor.keeps(e.score)]
     # A question about the user ("what do you remember about me?") that finds one relevant
     # entity keeps the rest of what it found: the user's profile answers it as a whole.
     entities = entities if relevant and about_user(query) else relevant
     steps = found_steps or []
-    user = await _user_entity(backend, lookups, query)
-    graph = await _graph_hits(backend, lookups, entities, query, user)
+    graph = await _graph_hits(backend, lookups, entities, query, user, known) if opened else []
 
     seen: set[str] = set()
 

@@ -13,13 +13,14 @@ from nams_local.backend import MemoryBackend
 from .conversations import ConversationRoutes
 from .entities import EntityRoutes
 from .extensions import ExtensionRoutes
+from .purge import PurgeRoutes
 from .reasoning import ReasoningRoutes
 
 __all__ = ["HostedBackend"]
 
 
 class HostedBackend(
-    ConversationRoutes, EntityRoutes, ReasoningRoutes, ExtensionRoutes, MemoryBackend
+    ConversationRoutes, EntityRoutes, ReasoningRoutes, ExtensionRoutes, PurgeRoutes, MemoryBackend
 ):
     """Memory in hosted NAMS (or any server speaking its wire contract).
 

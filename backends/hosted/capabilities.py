@@ -28,6 +28,7 @@ _FIELDS = {
     "vectorSearch": "vector_search",
     "cypherQuery": "cypher_query",
     "relationshipValidity": "relationship_validity",
+    "userPurge": "user_purge",
 }
 
 

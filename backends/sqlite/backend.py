@@ -8,6 +8,7 @@ one transaction. A refused or failed call therefore writes nothing.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import time
@@ -25,7 +26,7 @@ from nams_local.backend import (
     Capabilities,
     MemoryBackend,
 )
-from nams_local.embeddings import BaseEmbedder, Embedder, default_embedder
+from nams_local.embeddings import Embedder, default_embedder
 from nams_local.errors import InvalidInputError
 from nams_local.extraction import (
     ExtractiveSummariser,
@@ -63,6 +64,8 @@ from nams_local.models import (
     ToolCall,
     ToolCallStatus,
 )
+from nams_local.purge_report import PurgeReport, check_user_id
+from nams_local.turns import TurnRecall, TurnRequest
 from nams_local.validation import (
     check_date,
     check_entity_name,
@@ -81,10 +84,11 @@ from nams_local.validation import (
     check_tool_call,
 )
 
-from . import conversations, entities, extraction_queue, imports, paged_reads, tiers
+from . import conversations, entities, extraction_queue, imports, paged_reads, tiers, turns
 from . import cypher as cypher_graph
 from . import export as exporter
 from . import items as item_store
+from . import purge as purging
 from . import reasoning as steps_store
 from .cypher_pool import CypherLimits
 from .cypher_text import prepare as prepare_cypher
@@ -105,6 +109,7 @@ from .store import Ctx, SQLiteStore, VectorIndexChoice, entity_text, message_par
 from .validity_rules import Supersession
 from .vector_lane import conversation_key, partition_key
 from .vectors import Vector, Vectors
+from .writer import text_cost
 
 __all__ = ["SQLiteBackend"]
 
@@ -249,6 +254,7 @@ class SQLiteBackend(MemoryBackend):
             vector_search=_store.vectors is not None,
             cypher_query=True,
             relevance_scores=_store.vectors is not None,
+            user_purge=True,
         )
 
     def for_workspace(self, workspace: str) -> SQLiteBackend:
@@ -340,18 +346,37 @@ class SQLiteBackend(MemoryBackend):
         vectors = self._store.vectors
         if vectors is None or mode == "text":
             return None
-        embedder = vectors.embedder
-        if isinstance(embedder, BaseEmbedder):  # a cached query costs no embedding thread
-            cached = embedder.cached_query(query)
-            if cached is not None:
-                return cached
-        return await self._store.lanes.embed.run(self.workspace, embedder.embed_query, query)
+        batcher = vectors.embedder
+        if not batcher.batches_queries:  # an Embedder of its own kind: its own embed_query
+            return await self._store.lanes.embed.run(self.workspace, batcher.embed_query, query)
+        # No thread hop: a cached query is done at once; a new one joins the model
+        # thread's next run with every other waiting query (embedding_batcher).
+        future = batcher.query(query)
+        if not future.done():  # shielded: the future is shared with identical queries
+            await asyncio.shield(asyncio.wrap_future(future))
+        vector = future.result()
+        return vector.copy()
 
     async def _vector_room(self) -> None:
         """Backpressure: wait while the vector lane has too much queued."""
         lane = self._store.vector_lane
         if lane is not None:
             await lane.wait_for_room()
+
+    async def _embed_query_settled(self, query: str, mode: SearchMode, *keys: str) -> Vector | None:
+        """The query's vector, once this scope's queued rows are embedded too: both at
+        once, so a search waits for the longer of the two rather than their sum."""
+        lane = self._store.vector_lane
+        if lane is None or mode == "text" or not lane.has_pending(keys):
+            return await self._embed_query(query, mode)
+        embedding = asyncio.ensure_future(self._embed_query(query, mode))
+        try:
+            await self._vectors_settled(mode, *keys)
+        except BaseException:
+            if not embedding.cancel() and not embedding.cancelled():
+                embedding.exception()  # retrieved: only the wait's failure is reported
+            raise
+        return await embedding
 
     async def _vectors_settled(self, mode: SearchMode, *keys: str) -> None:
         """Read-your-writes for vector search: wait for this scope's queued rows."""
@@ -390,6 +415,22 @@ class SQLiteBackend(MemoryBackend):
         """``_run`` without waiting for extraction (message writes, the pipeline's units)."""
         self._pipeline.start()
         return await self._store.run(fn, self._ctx, *args, **kwargs)
+
+    async def _store_messages(
+        self, conversation_id: str, messages: list[NewMessage]
+    ) -> tuple[list[Message], extraction_queue.Start | None]:
+        """Write messages as one unit whose writer cost is their text (``writer.py``)."""
+        self._pipeline.start()
+        cost = text_cost(sum(len(m.content) for m in messages), len(messages))
+        return await self._store.run_weighted(
+            cost,
+            extraction_queue.store_messages,
+            self._ctx,
+            conversation_id,
+            messages,
+            None,
+            self._pipeline.queues_messages,
+        )
 
     async def _run_background(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
@@ -430,6 +471,10 @@ class SQLiteBackend(MemoryBackend):
     async def delete_conversation(self, conversation_id: str) -> None:
         await self._run(conversations.delete_conversation, conversation_id)
 
+    async def delete_message(self, message_id: str) -> None:
+        """``SupportsMessageDelete`` (the memory inspector's "delete a message")."""
+        await self._run(conversations.delete_message, message_id)
+
     # -- messages --------------------------------------------------------------------
     async def add_message(
         self,
@@ -442,13 +487,7 @@ class SQLiteBackend(MemoryBackend):
         check_metadata(metadata)
         message = NewMessage(role=role, content=content, metadata=metadata)
         await self._vector_room()
-        [stored], start = await self._run_unit(
-            extraction_queue.store_messages,
-            conversation_id,
-            [message],
-            None,
-            self._pipeline.queues_messages,
-        )
+        [stored], start = await self._store_messages(conversation_id, [message])
         await self._pipeline.after_write(conversation_id, [stored.id], start)
         return stored
 
@@ -457,15 +496,50 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[Message]:
         check_messages(messages)
         await self._vector_room()
-        stored, start = await self._run_unit(
-            extraction_queue.store_messages,
-            conversation_id,
-            list(messages),
-            None,
-            self._pipeline.queues_messages,
-        )
+        stored, start = await self._store_messages(conversation_id, list(messages))
         await self._pipeline.after_write(conversation_id, [m.id for m in stored], start)
         return stored
+
+    async def persist_turn(
+        self, conversation_id: str, messages: Sequence[NewMessage]
+    ) -> list[Message]:
+        """``SupportsTurns``: a turn's messages in one unit of work (``add_messages``)."""
+        return await self.add_messages(conversation_id, messages)
+
+    async def recall_turn(self, request: TurnRequest) -> TurnRecall:
+        """``SupportsTurns``: the first round of a turn's retrieval in one call
+        (``turns.py``): the query embedded once, the message sources in one reader job and
+        the entity sources in one writer job, at the same time."""
+        check_query(request.query)
+        check_limit(request.message_limit, name="message_limit")
+        check_limit(request.entity_limit, name="entity_limit")
+        cross = request.conversation_limit > 0
+        if cross:
+            check_limit(request.conversation_limit, name="conversation_limit")
+            check_limit(request.per_conversation_limit, name="per_conversation_limit")
+        await self._pipeline.settled()
+        mode = self._search_mode(None)
+        vector = await self._embed_query(request.query, mode)
+        user_vector = (
+            await self._embed_query(turns.USER_QUERY, mode) if request.user_entity else None
+        )
+        keys = [conversation_key(request.conversation_id)]
+        if cross:
+            keys.append(partition_key(message_partition(self.workspace, request.user_id)))
+        await self._vectors_settled(mode, *keys)
+        weight = self.hybrid_weight
+        read, found = await asyncio.gather(
+            self._read_unit(turns.turn_messages, request, vector, mode, weight),
+            self._run_unit(turns.turn_entities, request, vector, user_vector, mode, weight),
+        )
+        return TurnRecall(
+            messages=read.messages,
+            entities=found.entities,
+            steps=read.steps,
+            cross_session=read.cross_session,
+            user=found.user,
+            details=found.details,
+        )
 
     async def wait_for_extraction(self, conversation_id: str | None = None) -> None:
         """Return once queued extraction and summaries of ``conversation_id`` (default:
@@ -516,8 +590,9 @@ class SQLiteBackend(MemoryBackend):
         check_query(query)
         check_limit(limit)
         run_mode = self._search_mode(mode)
-        query_vector = await self._embed_query(query, run_mode)
-        await self._vectors_settled(run_mode, conversation_key(conversation_id))
+        query_vector = await self._embed_query_settled(
+            query, run_mode, conversation_key(conversation_id)
+        )
         return await self._read(
             conversations.search_messages,
             conversation_id,
@@ -744,9 +819,8 @@ class SQLiteBackend(MemoryBackend):
         check_limit(conversation_limit, name="conversation_limit")
         check_limit(per_conversation_limit, name="per_conversation_limit")
         run_mode = self._search_mode(None)
-        query_vector = await self._embed_query(query, run_mode)
-        await self._vectors_settled(
-            run_mode, partition_key(message_partition(self.workspace, user_id))
+        query_vector = await self._embed_query_settled(
+            query, run_mode, partition_key(message_partition(self.workspace, user_id))
         )
         return await self._read(
             conversations.search_user_messages,
@@ -765,6 +839,19 @@ class SQLiteBackend(MemoryBackend):
     ) -> EntityGraph:
         check_limit(depth, name="depth", maximum=5)
         return await self._run(entities.neighbourhood, entity_id, depth, check_date(as_of, "as_of"))
+
+    async def purge_user(self, user_id: str) -> PurgeReport:
+        """Delete every trace of ``user_id`` in this workspace, then compact a file so the
+        text is gone from its bytes (``purge.py``; the compaction holds every workspace's
+        writes for its duration, under a second per 10k messages; a purge that deleted
+        nothing skips it)."""
+        user_id = check_user_id(user_id)
+        await self.wait_for_extraction()  # nothing of the user's is written after it
+        report = await self._run(purging.purge_user, user_id)
+        if purging.needs_compaction(self._store, report):
+            report.compaction_seconds = round(await purging.compact(self._store), 3)
+            report.compacted = True
+        return report
 
     async def reset_workspace(self) -> None:
         """Delete everything this workspace holds, in one transaction; other workspaces of

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, delete, select, text
+from sqlalchemy import Row, delete, select, text, update
 
 from nams_local.errors import NotFoundError, NotSupportedError
 from nams_local.models import (
@@ -27,6 +27,7 @@ from nams_local.models import (
 
 from . import prepared
 from . import schema as s
+from .conversation_vectors import search_conversation
 from .dbapi import raw_connection
 from .rows import (
     dumps,
@@ -52,13 +53,19 @@ __all__ = [
     "conversation_row",
     "create_conversation",
     "delete_conversation",
+    "delete_message",
     "get_conversation",
+    "groups_of",
     "list_conversations",
     "list_messages",
+    "materialise",
     "publish_vectors",
+    "rank_in",
     "search_messages",
     "search_user_messages",
+    "steps_of",
     "unindex_messages",
+    "user_conversations",
 ]
 
 c, m = s.conversations, s.messages
@@ -111,6 +118,23 @@ def delete_conversation(ctx: Ctx, conversation_id: str) -> None:
     pks = [pk for (pk,) in ctx.conn.execute(select(m.c.pk).where(m.c.conversation_pk == row.pk))]
     unindex_messages(ctx, pks)
     ctx.conn.execute(delete(c).where(c.c.pk == row.pk))
+
+
+def delete_message(ctx: Ctx, message_id: str) -> None:
+    """One message out of its conversation (``SupportsMessageDelete``): its row, its search
+    entries, its extraction unit and mentions (cascades); the conversation's count drops.
+    What was extracted from it stays (entities are shared memory; the inspector deletes
+    those separately). Idempotent like ``delete_conversation`` (W2)."""
+    row = ctx.find(m, message_id)
+    if row is None:
+        return
+    unindex_messages(ctx, [row.pk])
+    ctx.conn.execute(delete(m).where(m.c.pk == row.pk))
+    ctx.conn.execute(
+        update(c)
+        .where(c.c.pk == row.conversation_pk, c.c.message_count > 0)
+        .values(message_count=c.c.message_count - 1)
+    )
 
 
 def unindex_messages(ctx: Ctx, pks: Sequence[int]) -> None:
@@ -239,7 +263,7 @@ def resolve_mode(has_vectors: bool, mode: SearchMode | None) -> SearchMode:
     return mode or "hybrid"
 
 
-def _rank_in(
+def rank_in(
     ctx: Ctx,
     conv: Row[Any],
     query: str,
@@ -263,12 +287,12 @@ def _rank_in(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
-            return vectors.messages.search(conn, query_vector, k, part, conv.id)
+            return search_conversation(conn, vectors.messages, query_vector, k, part, conv)
 
     return rank(mode, limit, text_search, vector_search, weight)
 
 
-def _materialise(ctx: Ctx, ranked: dict[int, list[Ranked]]) -> dict[int, list[Message]]:
+def materialise(ctx: Ctx, ranked: dict[int, list[Ranked]]) -> dict[int, list[Message]]:
     """Messages for ranked pks of several conversations (keyed by conversation pk), in one
     query, in rank order."""
     pks = [r.pk for hits in ranked.values() for r in hits]
@@ -295,8 +319,27 @@ def search_messages(
     weight: float,
 ) -> SearchResult[Message]:
     conv = conversation_row(ctx, conversation_id)
-    ranked = {conv.pk: _rank_in(ctx, conv, query, query_vector, limit, mode, weight)}
-    return SearchResult[Message](items=_materialise(ctx, ranked)[conv.pk], search_type=mode)
+    ranked = {conv.pk: rank_in(ctx, conv, query, query_vector, limit, mode, weight)}
+    return SearchResult[Message](items=materialise(ctx, ranked)[conv.pk], search_type=mode)
+
+
+def user_conversations(
+    ctx: Ctx, user_id: str, limit: int, exclude_conversation_id: str | None
+) -> list[Row[Any]]:
+    """The user's ``limit`` most recently updated conversations but the excluded one."""
+    convs = prepared.conversations_of_user(ctx.conn, ctx.workspace, user_id, limit + 1)
+    return [conv for conv in convs if conv.id != exclude_conversation_id][:limit]
+
+
+def steps_of(ctx: Ctx, convs: Sequence[Row[Any]]) -> dict[int, list[ReasoningStep]]:
+    """The reasoning steps of each conversation (keyed by pk), oldest first, in one query."""
+    steps: dict[int, list[ReasoningStep]] = {conv.pk: [] for conv in convs}
+    if not convs:
+        return steps
+    by_pk = {conv.pk: conv.id for conv in convs}
+    for row in prepared.steps_of_conversations(ctx.conn, list(by_pk)):
+        steps[row.conversation_pk].append(to_step(row, by_pk[row.conversation_pk]))
+    return steps
 
 
 def search_user_messages(
@@ -312,33 +355,29 @@ def search_user_messages(
 ) -> list[ConversationSearchHits]:
     """Per-conversation searches for one user, in one transaction (same hits as one by one)."""
     run_mode = resolve_mode(ctx.vectors is not None, None)
-    convs = ctx.conn.execute(
-        select(c)
-        .where(c.c.workspace == ctx.workspace, c.c.user_id == user_id)
-        .order_by(c.c.updated_at.desc(), c.c.pk.desc())
-        .limit(conversation_limit + 1)
-    ).all()
-    convs = [conv for conv in convs if conv.id != exclude_conversation_id][:conversation_limit]
+    convs = user_conversations(ctx, user_id, conversation_limit, exclude_conversation_id)
     ranked = {
-        conv.pk: _rank_in(ctx, conv, query, query_vector, per_conversation_limit, run_mode, weight)
+        conv.pk: rank_in(ctx, conv, query, query_vector, per_conversation_limit, run_mode, weight)
         for conv in convs
     }
-    messages = _materialise(ctx, ranked)
-    steps: dict[int, list[ReasoningStep]] = {conv.pk: [] for conv in convs}
-    if include_steps and convs:
-        st = s.steps
-        by_pk = {conv.pk: conv.id for conv in convs}
-        for row in ctx.conn.execute(
-            select(st).where(st.c.conversation_pk.in_(list(by_pk))).order_by(st.c.pk)
-        ).all():
-            steps[row.conversation_pk].append(to_step(row, by_pk[row.conversation_pk]))
-    groups = [
+    messages = materialise(ctx, ranked)
+    steps = steps_of(ctx, convs) if include_steps else {conv.pk: [] for conv in convs}
+    return groups_of(convs, messages, steps, run_mode)
+
+
+def groups_of(
+    convs: Sequence[Row[Any]],
+    messages: dict[int, list[Message]],
+    steps: dict[int, list[ReasoningStep]],
+    mode: SearchMode,
+) -> list[ConversationSearchHits]:
+    """Each conversation's share of a cross-conversation search, in ``convs`` order."""
+    return [
         ConversationSearchHits(
             conversation_id=conv.id,
             messages=messages[conv.pk],
             steps=steps[conv.pk],
-            search_type=run_mode,
+            search_type=mode,
         )
         for conv in convs
     ]
-    return groups

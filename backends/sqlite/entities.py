@@ -32,7 +32,7 @@ from nams_local.models import (
     Validity,
 )
 
-from . import entity_keys
+from . import entity_keys, prepared
 from . import schema as s
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
@@ -47,6 +47,7 @@ __all__ = [
     "add_relationship",
     "delete_entity",
     "delete_relationship",
+    "details_of",
     "entity_feedback",
     "entity_row",
     "find_entity",
@@ -59,6 +60,8 @@ __all__ = [
     "merge_candidates",
     "merge_entities",
     "neighbourhood",
+    "ranked_entities",
+    "relationships_of",
     "search_entities",
     "unindex_entities",
     "update_entity",
@@ -78,10 +81,11 @@ def _index(
     """(Re)write the entity's full-text and vector entries (``vector``: 1 row, precomputed)."""
     conn = ctx.conn
     body = entity_text(name, description)
-    conn.execute(text("DELETE FROM entities_fts WHERE rowid = :pk"), {"pk": pk})
-    conn.execute(
-        text("INSERT INTO entities_fts(rowid, body, scope) VALUES (:pk, :body, :scope)"),
-        {"pk": pk, "body": body, "scope": entity_scope(ctx.workspace, type_)},
+    # Driver SQL (``prepared.py``): every new extracted entity runs these on the writer.
+    conn.exec_driver_sql("DELETE FROM entities_fts WHERE rowid = ?", (pk,))
+    conn.exec_driver_sql(
+        "INSERT INTO entities_fts(rowid, body, scope) VALUES (?, ?, ?)",
+        (pk, body, entity_scope(ctx.workspace, type_)),
     )
     if ctx.vectors is not None and vector is not None:
         ctx.vectors.entities.add(conn, [(pk, ctx.workspace, type_.casefold())], vector)
@@ -211,9 +215,13 @@ def list_entities(ctx: Ctx, type_: str | None) -> list[Entity]:
     return [to_entity(row) for row in ctx.conn.execute(stmt.order_by(e.c.pk)).all()]
 
 
-def _relationships_of(ctx: Ctx, pk: int) -> list[EntityRelationship]:
+def relationships_of(ctx: Ctx, pks: Sequence[int]) -> dict[int, list[EntityRelationship]]:
+    """Each entity's relationships (keyed by pk): outgoing then incoming, each in creation
+    order; two queries whatever the number of entities (a turn expands several)."""
     other = aliased(e)
-    out: list[EntityRelationship] = []
+    out: dict[int, list[EntityRelationship]] = {pk: [] for pk in pks}
+    if not pks:
+        return out
     for direction, near, far in (
         ("outgoing", r.c.source_pk, r.c.target_pk),
         ("incoming", r.c.target_pk, r.c.source_pk),
@@ -221,35 +229,44 @@ def _relationships_of(ctx: Ctx, pk: int) -> list[EntityRelationship]:
         rows = ctx.conn.execute(
             select(
                 r,
+                near.label("near_pk"),
                 other.c.id.label("o_id"),
                 other.c.name.label("o_name"),
                 other.c.type.label("o_type"),
             )
             .join(other, other.c.pk == far)
-            .where(near == pk)
+            .where(near.in_(list(pks)))
             .order_by(r.c.pk)
         ).all()
-        out.extend(
-            EntityRelationship(
-                type=row.type,
-                target_id=row.o_id,
-                target_name=row.o_name,
-                target_type=row.o_type,
-                direction=direction,  # type: ignore[arg-type]
-                id=row.id,
-                properties=loads(row.properties),
-                confidence=row.confidence,
-                **edge_validity(row),
+        for row in rows:
+            out[row.near_pk].append(
+                EntityRelationship(
+                    type=row.type,
+                    target_id=row.o_id,
+                    target_name=row.o_name,
+                    target_type=row.o_type,
+                    direction=direction,  # type: ignore[arg-type]
+                    id=row.id,
+                    properties=loads(row.properties),
+                    confidence=row.confidence,
+                    **edge_validity(row),
+                )
             )
-            for row in rows
-        )
     return out
 
 
+def details_of(ctx: Ctx, rows: Sequence[Row[Any]]) -> dict[str, EntityDetails]:
+    """``get_entity``'s answer for each entity row, keyed by id (relationships batched)."""
+    relationships = relationships_of(ctx, [row.pk for row in rows])
+    return {
+        row.id: EntityDetails(**to_entity(row).model_dump(), relationships=relationships[row.pk])
+        for row in rows
+    }
+
+
 def get_entity(ctx: Ctx, entity_id: str) -> EntityDetails:
-    row = entity_row(ctx, entity_id)
-    base = to_entity(row)
-    return EntityDetails(**base.model_dump(), relationships=_relationships_of(ctx, row.pk))
+    [details] = details_of(ctx, [entity_row(ctx, entity_id)]).values()
+    return details
 
 
 def update_entity(
@@ -301,6 +318,23 @@ def search_entities(
     mode: SearchMode,
     weight: float,
 ) -> SearchResult[Entity]:
+    found = ranked_entities(ctx, query, query_vector, type_, limit, mode, weight)
+    return SearchResult[Entity](
+        items=[to_entity(row, score) for row, score in found], search_type=mode
+    )
+
+
+def ranked_entities(
+    ctx: Ctx,
+    query: str,
+    query_vector: Vector | None,
+    type_: str | None,
+    limit: int,
+    mode: SearchMode,
+    weight: float,
+) -> list[tuple[Row[Any], float]]:
+    """``search_entities``' hits as ``(entity row, score)``, best first (the rows, so a
+    caller can read more about them in the same transaction)."""
     conn = ctx.conn
     scopes = [scope_token("w", ctx.workspace)]
     if type_:
@@ -330,8 +364,7 @@ def search_entities(
             )
         ).all()
     }
-    items = [to_entity(rows[x.pk], x.score) for x in ranked if x.pk in rows]
-    return SearchResult[Entity](items=items, search_type=mode)
+    return [(rows[x.pk], x.score) for x in ranked if x.pk in rows]
 
 
 def entity_feedback(
@@ -373,7 +406,7 @@ def get_history(ctx: Ctx, entity_id: str) -> EntityHistory:
             matched.setdefault(int(pk), name)
     # "When did you learn this?": each relationship as learned, and closed if it was.
     changes = sorted(
-        _relationships_of(ctx, row.pk),
+        relationships_of(ctx, [row.pk])[row.pk],
         key=lambda rel: (rel.recorded_at or datetime.min.replace(tzinfo=UTC), rel.id or ""),
     )
     if not matched:
@@ -522,18 +555,14 @@ def add_relationship(
         said_on=said_on,
     )
     rel_id, changed = write_fact(ctx, fact, ctx.store.supersession)
-    _mirror_edges(ctx, {rel_id, *changed})
-    return _relationship(ctx, rel_id)
+    return _mirror_edges(ctx, {rel_id, *changed})[rel_id]
 
 
 def _relationship(ctx: Ctx, rel_id: str) -> Relationship:
-    src, dst = aliased(e), aliased(e)
-    row = ctx.conn.execute(
-        select(r, src.c.id.label("s_id"), dst.c.id.label("t_id"))
-        .join(src, src.c.pk == r.c.source_pk)
-        .join(dst, dst.c.pk == r.c.target_pk)
-        .where(r.c.id == rel_id)
-    ).one()
+    row = prepared.relationship_by_id(ctx.conn, rel_id)
+    if row is None:  # pragma: no cover - callers pass the id of an edge they just wrote
+        # Not refused input (a NamsError would let its group commit): a broken invariant.
+        raise LookupError(f"relationship {rel_id!r} vanished inside its own transaction")
     return Relationship(
         id=row.id,
         source_id=row.s_id,
@@ -546,15 +575,18 @@ def _relationship(ctx: Ctx, rel_id: str) -> Relationship:
     )
 
 
-def _mirror_edges(ctx: Ctx, rel_ids: set[str]) -> None:
-    """Bring the graph mirror's copies of these edges up to date (new or closed)."""
+def _mirror_edges(ctx: Ctx, rel_ids: set[str]) -> dict[str, Relationship]:
+    """Bring the graph mirror's copies of these edges up to date (new or closed); returns
+    them as read (so the caller does not read its own edge twice)."""
     mirror = ctx.store.graph(ctx.workspace)
+    edges: dict[str, Relationship] = {}
     for rel_id in rel_ids:
-        rel = _relationship(ctx, rel_id)
+        rel = edges[rel_id] = _relationship(ctx, rel_id)
         validity = {k: getattr(rel, k) for k in Validity.model_fields}
         mirror.add_edge(
             rel.id, rel.source_id, rel.target_id, rel.type, rel.properties, rel.confidence, validity
         )
+    return edges
 
 
 def invalidate_relationship(
@@ -562,8 +594,7 @@ def invalidate_relationship(
 ) -> Relationship:
     """Close the edge: it held until ``valid_until`` (default today). Never deletes."""
     invalidate(ctx, relationship_id, valid_until)
-    _mirror_edges(ctx, {relationship_id})
-    return _relationship(ctx, relationship_id)
+    return _mirror_edges(ctx, {relationship_id})[relationship_id]
 
 
 def delete_relationship(ctx: Ctx, relationship_id: str) -> None:

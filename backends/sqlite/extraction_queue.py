@@ -40,6 +40,14 @@ m, xu, c = s.messages, s.extraction_units, s.conversations
 Start = tuple[str | None, str | None, list[PendingMessage]]
 
 
+#: Driver SQL (``prepared.py``): every drained batch of every workspace runs it on the writer.
+_PENDING = (
+    "SELECT m.pk, m.id, m.role, m.content FROM messages AS m "
+    "JOIN extraction_units AS xu ON xu.message_pk = m.pk "
+    "WHERE m.conversation_pk = ? AND xu.status = 'pending'"
+)
+
+
 def pending_messages(
     ctx: Ctx,
     conversation_id: str,
@@ -50,17 +58,17 @@ def pending_messages(
     extraction is ``pending`` (``message_ids`` narrows them; at most ``limit``), oldest
     first."""
     conv = conversation_row(ctx, conversation_id)
-    stmt = (
-        select(m.c.pk, m.c.id, m.c.role, m.c.content)
-        .join(xu, xu.c.message_pk == m.c.pk)
-        .where(m.c.conversation_pk == conv.pk, xu.c.status == "pending")
-        .order_by(m.c.pk)
-    )
+    params: list[object] = [conv.pk]
+    sql = _PENDING
     if message_ids is not None:
-        stmt = stmt.where(m.c.id.in_(list(message_ids)))
+        ids = list(message_ids)
+        sql += f" AND m.id IN ({', '.join('?' * len(ids))})"
+        params += ids
+    sql += " ORDER BY m.pk"
     if limit is not None:
-        stmt = stmt.limit(limit)
-    rows = ctx.conn.execute(stmt).all()
+        sql += " LIMIT ?"
+        params.append(limit)
+    rows = ctx.conn.exec_driver_sql(sql, tuple(params)).all()
     pending = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
     return conv.user_id, user_name(ctx, conv.user_id) if pending else None, pending
 

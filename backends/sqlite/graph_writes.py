@@ -206,13 +206,13 @@ def apply_extractions(
     """Write what was extracted from each message (still ``pending`` ones only)."""
     binder = _Binder(ctx, user_id, vectors, skip_entity or is_meta_entity)
     stamp = now()
-    still = set(
-        ctx.conn.execute(
-            select(xu.c.message_pk).where(
-                xu.c.message_pk.in_([r.message.pk for r in results]), xu.c.status == "pending"
-            )
-        ).scalars()
-    )
+    pks = [r.message.pk for r in results]
+    still = {
+        int(row[0])
+        for row in ctx.conn.exec_driver_sql(
+            _STILL_PENDING.format(marks=", ".join("?" * len(pks))), tuple(pks)
+        )
+    }
     for result in results:
         if result.message.pk not in still:
             continue
@@ -256,10 +256,8 @@ def apply_extractions(
         if any(SELF in (r.source, r.target) for r in found.relationships):
             linked.add(binder.self_id())
         if linked:
-            pks = ctx.conn.execute(select(e.c.pk).where(e.c.id.in_(linked))).scalars().all()
-            ctx.conn.execute(
-                insert(s.entity_mentions).prefix_with("OR IGNORE"),
-                [{"entity_pk": pk, "message_pk": message.pk} for pk in pks],
+            ctx.conn.exec_driver_sql(
+                _MENTIONS.format(marks=", ".join("?" * len(linked))), (message.pk, *linked)
             )
         _finish(ctx, message.pk, "done", stamp, None)
 
@@ -280,8 +278,8 @@ def apply_then_due(
 
 def _said_on(ctx: Ctx, message_pk: int) -> str:
     """The day the message was written: what its date phrases are resolved against."""
-    stamp = ctx.conn.execute(select(m.c.created_at).where(m.c.pk == message_pk)).scalar()
-    return str(stamp or now())[:10]
+    row = ctx.conn.exec_driver_sql(_CREATED_AT, (message_pk,)).first()
+    return str((row[0] if row is not None else None) or now())[:10]
 
 
 def _resolved(phrase: str | None, said_on: str) -> str | None:
@@ -289,8 +287,20 @@ def _resolved(phrase: str | None, said_on: str) -> str | None:
 
 
 def _finish(ctx: Ctx, message_pk: int, status: str, stamp: str, error: str | None) -> None:
-    ctx.conn.execute(
-        update(xu)
-        .where(xu.c.message_pk == message_pk)
-        .values(status=status, attempts=xu.c.attempts + 1, last_run=stamp, error=error)
-    )
+    ctx.conn.exec_driver_sql(_FINISH, (status, stamp, error, message_pk))
+
+
+# Applying extractions runs on the writer every workspace shares, a few statements per
+# message: as driver SQL they cost a quarter of a Core statement's CPU (``prepared.py``).
+_STILL_PENDING = (
+    "SELECT message_pk FROM extraction_units WHERE status = 'pending' AND message_pk IN ({marks})"
+)
+_MENTIONS = (
+    "INSERT OR IGNORE INTO entity_mentions(entity_pk, message_pk) "
+    "SELECT pk, ? FROM entities WHERE id IN ({marks})"
+)
+_CREATED_AT = "SELECT created_at FROM messages WHERE pk = ?"
+_FINISH = (
+    "UPDATE extraction_units SET status = ?, attempts = attempts + 1, last_run = ?, "
+    "error = ? WHERE message_pk = ?"
+)

@@ -42,7 +42,7 @@ from .search import bm25, fuse
 from .store import Ctx
 from .text import match_query, scope_token, terms
 
-__all__ = ["MAX_FILTER_SCAN", "MAX_QUERY_CANDIDATES", "run_batch"]
+__all__ = ["MAX_FILTER_SCAN", "MAX_QUERY_CANDIDATES", "drop_items", "ns_path", "run_batch"]
 
 #: A ranked search compares at most this many (newest) items under its prefix.
 MAX_QUERY_CANDIDATES = 10_000
@@ -98,7 +98,8 @@ def _index_text(ctx: Ctx, pk: int, body: str | None) -> None:
         )
 
 
-def _drop(ctx: Ctx, pks: Sequence[int]) -> None:
+def drop_items(ctx: Ctx, pks: Sequence[int]) -> None:
+    """Delete the items and their full-text entries (also ``purge.py``'s user purge)."""
     if not pks:
         return
     ctx.conn.execute(delete(_t).where(_t.c.pk.in_(pks)))
@@ -137,7 +138,7 @@ def _put(ctx: Ctx, op: ItemPut, vector: bytes | None, now: float) -> None:
     row = _key_row(ctx, op.namespace, op.key)
     if op.value is None:
         if row is not None:
-            _drop(ctx, [row.pk])
+            drop_items(ctx, [row.pk])
         return
     values: dict[str, Any] = {
         "value": json.dumps(op.value, allow_nan=False, separators=(",", ":")),
@@ -152,7 +153,7 @@ def _put(ctx: Ctx, op: ItemPut, vector: bytes | None, now: float) -> None:
         pk = int(row.pk)
     else:
         if row is not None:  # expired: a new item, not an update of the old one
-            _drop(ctx, [row.pk])
+            drop_items(ctx, [row.pk])
         pk = int(
             ctx.conn.execute(
                 insert(_t)
@@ -290,7 +291,7 @@ def _sweep(ctx: Ctx, now: float) -> None:
         .where(_t.c.workspace == ctx.workspace, _t.c.expires_at <= now)
         .limit(SWEEP_LIMIT)
     ).scalars()
-    _drop(ctx, [int(pk) for pk in expired])
+    drop_items(ctx, [int(pk) for pk in expired])
 
 
 def run_batch(

@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import Connection
 
-from nams_local.embeddings import Embedder
+from nams_local.embeddings import WrappedEmbedder
 
-from .vectors import IndexWrapper, Vector, Vectors
+from .vectors import IndexWrapper, Vectors
 
 __all__ = [
     "MAX_PASSAGES",
@@ -73,22 +73,11 @@ def passages(text: str) -> list[str]:
     return [" ".join(sentences[a:b]) for a, b in itertools.pairwise(cuts)]
 
 
-class PassageEmbedder:
+class PassageEmbedder(WrappedEmbedder):
     """The message embedder: one wide row per text (see the module docstring).
 
     Everything but ``embed`` is the wrapped embedder's; queries stay one plain vector.
     """
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         texts = list(texts)
@@ -104,9 +93,6 @@ class PassageEmbedder:
                 wide[row, (1 + j) * dim : (2 + j) * dim] = embedded[at]
                 at += 1
         return wide
-
-    def embed_query(self, text: str) -> Vector:
-        return self.inner.embed_query(text)
 
 
 class PassageIndex(IndexWrapper):

@@ -47,6 +47,7 @@ from nams_local.extraction import (
     Extraction,
     ExtractionInput,
     Extractor,
+    RuleExtractor,
     SkipEntity,
     Summariser,
 )
@@ -58,6 +59,7 @@ from .store import Ctx, entity_text
 from .vectors import Vectors
 
 __all__ = [
+    "APPLY_FACTS",
     "DEFAULT_OBSERVATION_EVERY",
     "DEFAULT_REFLECTION_EVERY",
     "EXTRACTION_BATCH",
@@ -67,6 +69,7 @@ __all__ = [
     "PipelineConfig",
     "PipelineLanes",
     "RunUnit",
+    "apply_chunks",
 ]
 
 P = ParamSpec("P")
@@ -83,6 +86,9 @@ DEFAULT_REFLECTION_EVERY = 3
 RECENT_CONTEXT = 4
 #: Pending messages one unit of work of queued extraction takes at most.
 EXTRACTION_BATCH = 64
+#: What one unit of work applying extractions writes at most: messages plus their
+#: entities and relationships (a single message over it is a unit of its own).
+APPLY_FACTS = 24
 #: How long ``wait`` waits at most for units another process is working on.
 WAIT_SECONDS = 60.0
 #: How often ``wait`` looks at the database while another process works.
@@ -154,6 +160,13 @@ class Pipeline:
         #: Resuming what earlier processes left pending (``start``), while it runs.
         self._resuming: asyncio.Task[None] | None = None
         self._started = False
+        #: With the built-in (CPU-bound) rule extractor, one batch of this workspace is
+        #: extracted at a time, whatever the number of conversations draining: a long
+        #: text's extraction runs on a thread and holds the GIL for tens of milliseconds,
+        #: so one tenant's six drains on threads were six shares of the process's CPU
+        #: against every other tenant's requests.
+        #: (Per event loop: a backend may be driven by one loop after another.)
+        self._extracting: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     def start(self) -> None:
         """On a store's first call: resume, in the background, every unit left ``pending``
@@ -331,14 +344,52 @@ class Pipeline:
     ) -> tuple[list[list[sm.PendingMessage]] | None, bool]:
         """Extract and write; returns the observations now due (``None``: not looked up)
         and whether a whole batch was taken (more may be pending)."""
-        extractor = self.config.extractor
-        assert extractor is not None
         if start is None:
             limit = EXTRACTION_BATCH if ids is None else None
             start = await self._writes(q.pending_messages, conversation_id, ids, limit)
         user_id, known, pending = start
         if not pending:
             return None, False
+        if isinstance(self.config.extractor, RuleExtractor):
+            async with self._extraction_lock():
+                results = await self._extract_each(pending, known)
+        else:  # a model extractor waits on I/O: its batches may overlap
+            results = await self._extract_each(pending, known)
+        vectors = await self._entity_vectors(results)
+        every = self.config.observation_every if self.config.summariser is not None else None
+        full = ids is None and len(pending) >= EXTRACTION_BATCH
+        # The batch is written in units of at most ``APPLY_FACTS`` facts: the writer is
+        # shared by every workspace, and a unit is what another's write may wait behind.
+        # Each message's extraction is still written whole, with its unit's status.
+        *first, last = apply_chunks(results)
+        for chunk in first:
+            await self._writes(
+                g.apply_extractions, user_id, chunk, vectors, self.config.skip_entity
+            )
+        due = await self._writes(
+            g.apply_then_due,
+            conversation_id,
+            user_id,
+            last,
+            vectors,
+            self.config.skip_entity,
+            every,
+        )
+        return due, full
+
+    def _extraction_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._extracting is None or self._extracting[0] is not loop:
+            self._extracting = (loop, asyncio.Lock())
+        return self._extracting[1]
+
+    async def _extract_each(
+        self, pending: Sequence[sm.PendingMessage], known: str | None
+    ) -> list[g.MessageExtraction]:
+        """Run the extractor over each pending message, in order (a message's failure is
+        its own: it is recorded, the rest go on)."""
+        extractor = self.config.extractor
+        assert extractor is not None
         results: list[g.MessageExtraction] = []
         recent: list[str] = []
         for message in pending:
@@ -359,19 +410,7 @@ class Pipeline:
             recent.append(message.content)
             if found is not None and found.user_name:
                 known = known or found.user_name
-        vectors = await self._entity_vectors(results)
-        every = self.config.observation_every if self.config.summariser is not None else None
-        full = ids is None and len(pending) >= EXTRACTION_BATCH
-        due = await self._writes(
-            g.apply_then_due,
-            conversation_id,
-            user_id,
-            results,
-            vectors,
-            self.config.skip_entity,
-            every,
-        )
-        return due, full
+        return results
 
     async def _entity_vectors(
         self, results: Sequence[g.MessageExtraction]
@@ -417,3 +456,21 @@ class Pipeline:
                 return
             content = await summariser.reflect(reflection.observations, reflection.previous)
             await run(sm.add_reflection, conversation_id, content, reflection)
+
+
+def apply_chunks(
+    results: Sequence[g.MessageExtraction], budget: int = APPLY_FACTS
+) -> list[list[g.MessageExtraction]]:
+    """``results`` in order, cut into runs of at most ``budget`` facts (a message counts
+    one, plus its entities and relationships); never empty, never a message split."""
+    chunks: list[list[g.MessageExtraction]] = [[]]
+    spent = 0
+    for result in results:
+        found = result.extraction
+        cost = 1 + (len(found.entities) + len(found.relationships) if found else 0)
+        if chunks[-1] and spent + cost > budget:
+            chunks.append([])
+            spent = 0
+        chunks[-1].append(result)
+        spent += cost
+    return chunks

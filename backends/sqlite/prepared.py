@@ -28,7 +28,9 @@ __all__ = [
     "conversations_of_workspace",
     "messages_by_pks",
     "messages_newest_first",
+    "relationship_by_id",
     "row_by_id",
+    "steps_of_conversations",
 ]
 
 
@@ -89,3 +91,32 @@ def messages_by_pks(conn: Connection, pks: Sequence[int]) -> list[Row[Any]]:
         return []
     sql = _BY_PKS.format(marks=", ".join("?" * len(pks)))
     return list(conn.exec_driver_sql(sql, tuple(int(pk) for pk in pks)).all())
+
+
+_STEPS_OF = (
+    f"SELECT {_columns(s.steps)} FROM steps WHERE conversation_pk IN ({{marks}}) ORDER BY pk"
+)
+
+
+def steps_of_conversations(conn: Connection, conversation_pks: Sequence[int]) -> list[Row[Any]]:
+    """The reasoning steps of these conversations, oldest first (``pk`` order).
+    ``conversation_pks`` is bounded by the caller (a few conversations of one user)."""
+    if not conversation_pks:
+        return []
+    sql = _STEPS_OF.format(marks=", ".join("?" * len(conversation_pks)))
+    return list(conn.exec_driver_sql(sql, tuple(int(pk) for pk in conversation_pks)).all())
+
+
+_RELATIONSHIP = (
+    f"SELECT {_columns(s.relationships, 'r')}, src.id AS s_id, dst.id AS t_id "
+    "FROM relationships AS r JOIN entities AS src ON src.pk = r.source_pk "
+    "JOIN entities AS dst ON dst.pk = r.target_pk WHERE r.id = ?"
+)
+
+
+def relationship_by_id(conn: Connection, rel_id: str) -> Row[Any] | None:
+    """A relationship row with its endpoints' API ids as ``s_id`` and ``t_id``. Every
+    extracted or written edge reads itself back through this (twice: for the graph mirror
+    and for the answer), and the Core version built two ``aliased`` tables per call — the
+    largest single cost of applying an extraction on the writer."""
+    return conn.exec_driver_sql(_RELATIONSHIP, (rel_id,)).first()

@@ -19,6 +19,7 @@ from nams_local.models import (
 )
 
 from .stored_json import UNREADABLE_KEY, loads
+from .token_count import token_count
 
 __all__ = [
     "UNREADABLE_KEY",
@@ -36,7 +37,6 @@ __all__ = [
     "token_count",
 ]
 
-_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _PUNCT_EDGES = re.compile(r"^[^\w]+|[^\w]+$", re.UNICODE)
 
 
@@ -61,11 +61,6 @@ def when(value: str | None) -> datetime | None:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def token_count(content: str) -> int:
-    """Words and punctuation marks: a tokenizer-free estimate, stable across models."""
-    return len(_TOKEN.findall(content))
 
 
 def name_key(name: str) -> str:

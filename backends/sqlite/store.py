@@ -34,12 +34,18 @@ from sqlalchemy import (
 )
 
 from nams_local.embeddings import Embedder
-from nams_local.errors import BackendUnavailableError, NamsError, NotFoundError
+from nams_local.errors import (
+    BackendUnavailableError,
+    NamsError,
+    NotFoundError,
+    TooManyRequestsError,
+)
 
 from . import entity_keys, file_check, migrations, prepared
 from . import schema as s
 from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
+from .embedding_batcher import EmbeddingBatcher
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
@@ -49,7 +55,7 @@ from .resolution import Resolution
 from .validity_rules import Supersession
 from .vector_lane import QueuedVector, VectorLane, queued_leftovers
 from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
-from .writer import WriterLane
+from .writer import MAX_QUEUED_UNITS, WriterLane
 
 logger = logging.getLogger("nams_local.sqlite")
 
@@ -69,6 +75,8 @@ VectorIndexChoice = Literal["auto", "sqlite-vec", "numpy"]
 
 #: Reader threads of a file database (one turn fans out to about four reads at once).
 READER_THREADS = 3
+#: How long (seconds) a write waits for room in its workspace's full writer queue (then 429).
+WRITE_ROOM_WAIT = 10.0
 
 #: Rows embedded per batch when (re)building the vector index of an existing database.
 _BACKFILL_BATCH = 256
@@ -76,7 +84,7 @@ _BACKFILL_BATCH = 256
 
 @dataclass
 class VectorState:
-    embedder: Embedder
+    embedder: EmbeddingBatcher
     messages: VectorIndex
     entities: CachedIndex
 
@@ -129,7 +137,8 @@ class SQLiteStore:
         if embedder is not None:
             kind: IndexKind = "sqlite-vec" if self.driver.vec_version else "numpy"
             self.vectors = VectorState(
-                embedder=embedder,
+                # One model thread for every text this store embeds (embedding_batcher).
+                embedder=EmbeddingBatcher(embedder),
                 messages=PassageIndex(
                     make_index(kind, "messages", embedder.dimension), embedder.dimension
                 ),
@@ -182,9 +191,46 @@ class SQLiteStore:
         """Run ``fn`` on the writer thread inside one transaction (rolled back on error),
         committed together with the units queued beside it (``writer.py``); returns once
         that commit is done."""
+        return await self.run_weighted(1, fn, *args, **kwargs)
+
+    async def run_weighted(
+        self, cost: int, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """``run`` for a unit whose ``cost`` (``writer.text_cost``) is more than one small
+        write's. A workspace whose queue on the writer is full waits for room first."""
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
-        return await self._settle(self._writer.unit(fn, args, kwargs, key=_key(args)))
+        key = _key(args)
+        await self._room(key)
+        return await self._settle(self._writer.unit(fn, args, kwargs, key=key, cost=cost))
+
+    async def _room(self, key: str) -> None:
+        """Wait (on the caller's loop) while ``key`` has a full queue on the writer: for
+        its oldest waiting unit to finish, at most ``WRITE_ROOM_WAIT`` seconds in all; then
+        429. Only the tenant that filled its queue waits."""
+        blocker = self._writer.blocker(key)
+        if blocker is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + WRITE_ROOM_WAIT
+        while blocker is not None:
+            done = asyncio.Event()
+
+            def wake(_: Future[object], done: asyncio.Event = done) -> None:
+                # A closed loop (RuntimeError) has nobody waiting anymore.
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(done.set)
+
+            blocker.add_done_callback(wake)
+            try:
+                await asyncio.wait_for(done.wait(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                raise TooManyRequestsError(
+                    "too many writes of this workspace are queued on the writer "
+                    f"(at most {MAX_QUEUED_UNITS} waiting); retry later",
+                    retry_after=1.0,
+                ) from None
+            blocker = self._writer.blocker(key)
 
     async def run_background(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``run`` at background priority (queued extraction and summaries): it yields to
@@ -291,6 +337,8 @@ class SQLiteStore:
         try:
             if self.vector_lane is not None:
                 self.vector_lane.stop()  # embeds what is queued first
+            if self.vectors is not None:
+                self.vectors.embedder.close()
             self._writer.call(self.conn.close).result()
         finally:
             self._writer.stop()

@@ -40,31 +40,32 @@ class PendingMessage:
 
 def _last_covered_pk(ctx: Ctx, conversation_pk: int) -> int:
     """The newest message an observation of the conversation already covers (0: none)."""
-    latest = ctx.conn.execute(
-        select(o.c.source_msg_ids)
-        .where(o.c.conversation_pk == conversation_pk)
-        .order_by(o.c.pk.desc())
-        .limit(1)
-    ).scalar()
-    ids = json.loads(latest) if latest else []
+    row = ctx.conn.exec_driver_sql(_LATEST_OBSERVED, (conversation_pk,)).first()
+    ids = json.loads(row[0]) if row is not None and row[0] else []
     if not ids:
         return 0
-    pk = ctx.conn.execute(select(func.max(m.c.pk)).where(m.c.id.in_(ids))).scalar()
-    return int(pk or 0)
+    found = ctx.conn.exec_driver_sql(
+        _NEWEST_OF.format(marks=", ".join("?" * len(ids))), tuple(ids)
+    ).first()
+    return int((found[0] if found is not None else None) or 0)
+
+
+# ``due_observations`` runs after every applied extraction batch, on the writer: driver
+# SQL (``prepared.py``), not Core statements built per call.
+_LATEST_OBSERVED = (
+    "SELECT source_msg_ids FROM observations WHERE conversation_pk = ? ORDER BY pk DESC LIMIT 1"
+)
+_NEWEST_OF = "SELECT max(pk) FROM messages WHERE id IN ({marks})"
+_UNCOVERED = (
+    "SELECT pk, id, role, content FROM messages WHERE conversation_pk = ? AND pk > ? "
+    f"AND role IN ({', '.join(repr(role) for role in EXTRACTED_ROLES)}) ORDER BY pk"
+)
 
 
 def due_observations(ctx: Ctx, conversation_id: str, every: int) -> list[list[PendingMessage]]:
     """Each next run of ``every`` messages no observation covers yet (whole runs only)."""
     conv = conversation_row(ctx, conversation_id)
-    rows = ctx.conn.execute(
-        select(m.c.pk, m.c.id, m.c.role, m.c.content)
-        .where(
-            m.c.conversation_pk == conv.pk,
-            m.c.pk > _last_covered_pk(ctx, conv.pk),
-            m.c.role.in_(EXTRACTED_ROLES),
-        )
-        .order_by(m.c.pk)
-    ).all()
+    rows = ctx.conn.exec_driver_sql(_UNCOVERED, (conv.pk, _last_covered_pk(ctx, conv.pk))).all()
     messages = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
     whole = len(messages) - len(messages) % every
     return [messages[i : i + every] for i in range(0, whole, every)]

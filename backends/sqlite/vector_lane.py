@@ -5,11 +5,14 @@ costs little more per text than the model's batched throughput. So a message wri
 not embed: it commits the message, its full-text entry and a ``vector_queue`` row (one
 group commit on the writer thread), and is acknowledged. This lane's thread then embeds
 whatever is queued in one batch (everything that arrived while the previous batch was
-being embedded, up to ``BATCH``) and stores the vectors in one writer unit of work.
+being embedded, up to ``BATCH``) and stores the vectors in one writer unit of work. The
+embedding itself runs on the store's model threads (``embedding_batcher``), beside the
+search queries waiting at that moment.
 
 Read-your-writes stays true for vector search: a vector or hybrid search first waits
 (``pending``) until the rows that were queued in *its own* scope (the conversation, or
-the user's partition) when it started are embedded — never for other tenants' rows. It
+the user's partition) when it started are embedded — never for other tenants' rows: the
+lane embeds rows a search waits for before older ones nobody waits for (``_next_batch``). It
 waits as long as the lane makes progress (it is embedding a batch, or stored one within
 the last ``READ_WAIT_SECONDS``: a backlog of ``MAX_BACKLOG`` rows on a slow, busy machine
 takes longer than one such period), and never longer than ``READ_WAIT_MAX_SECONDS`` in
@@ -135,6 +138,11 @@ class VectorLane:
             self._backlog += len(items)
             self._cond.notify()
 
+    def has_pending(self, keys: Iterable[str]) -> bool:
+        """Whether any row queued under ``keys`` is not embedded yet (a cheap check)."""
+        with self._cond:
+            return any(self._pending.get(key) for key in keys)
+
     def pending(self, keys: Iterable[str]) -> Future[None] | None:
         """A future done once every row now queued under ``keys`` is embedded (``None``:
         nothing is)."""
@@ -223,7 +231,7 @@ class VectorLane:
                     self._cond.wait()
                 if not self._queue:
                     return
-                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+                batch = self._next_batch()
                 self._working = True
             try:
                 self._embed_and_store([item for _, item in batch])
@@ -231,6 +239,30 @@ class VectorLane:
                 self.batches += 1
                 self._working = False
                 self._release(batch)
+
+    def _next_batch(self) -> list[tuple[int, QueuedVector]]:
+        """Up to ``BATCH`` queued rows (under the lock): rows a search is waiting for first,
+        then the oldest. A search's own scope need not wait behind a backlog of rows no
+        reader is waiting for (a bulk ingest, leftovers, another tenant's burst); at least
+        ``BATCH // 8`` rows of each batch are the oldest, so every row gets its turn."""
+        queue = self._queue
+        if len(queue) <= BATCH or not self._waiters:
+            batch, self._queue = queue[:BATCH], queue[BATCH:]
+            return batch
+        wanted = self._waiters.keys()
+        picked: set[int] = set()
+        for at, (_, item) in enumerate(queue):
+            if len(picked) >= BATCH - BATCH // 8:
+                break
+            if not wanted.isdisjoint(item.scopes()):
+                picked.add(at)
+        for at in range(len(queue)):
+            if len(picked) >= BATCH:
+                break
+            picked.add(at)
+        batch = [queue[at] for at in sorted(picked)]
+        self._queue = [entry for at, entry in enumerate(queue) if at not in picked]
+        return batch
 
     def _embed_and_store(self, items: list[QueuedVector]) -> None:
         for attempt in range(1, _ATTEMPTS + 1):

@@ -26,6 +26,23 @@ groups. Within a priority, a group is filled round-robin over the keys (one unit
 waiting workspace in turn), so a tenant with a thousand queued writes delays another
 tenant's single write by at most one group, not by its whole bulk.
 
+Units have a cost. What a unit holds the writer for is not the same for every unit: a
+bulk of 100 long messages costs the writer as much as a few hundred single short writes.
+So a unit is submitted with a ``cost`` (``text_cost``: one per item, plus one per
+``COST_CHARS`` characters of text it writes) and a group is filled only up to a budget
+(``GROUP_COST``, ``BACKGROUND_GROUP_COST``): a unit that does not fit waits for the next
+group, which it then opens (the first unit of a group always fits, whatever its cost), so a
+heavy unit runs in a group of its own instead of making the light units grouped with it
+wait for it. A bulk stays one unit: the contract makes it all or nothing, and splitting it
+into several transactions would show half a bulk to readers and leave half of one after a
+crash; its cost is bounded by the bulk and body limits instead.
+
+A workspace's queue is bounded: past ``MAX_QUEUED_UNITS`` request units or
+``MAX_QUEUED_COST`` of cost waiting, ``blocker(key)`` names the workspace's oldest waiting
+unit, and the store makes the next write of that workspace wait (on its event loop, not
+in the writer's queue) until that unit is done — backpressure on the tenant that fills the
+queue, nothing for the others, whose units keep their place in the round-robin.
+
 Raw calls (connect, migrate, close) are barriers: they run once every unit queued before
 them has run, and units queued after them wait for them.
 
@@ -50,7 +67,18 @@ from sqlalchemy import Connection
 
 from nams_local.errors import NamsError
 
-__all__ = ["BACKGROUND_MAX_WAIT", "MAX_BACKGROUND_GROUP", "MAX_GROUP", "WriterLane"]
+__all__ = [
+    "BACKGROUND_GROUP_COST",
+    "BACKGROUND_MAX_WAIT",
+    "COST_CHARS",
+    "GROUP_COST",
+    "MAX_BACKGROUND_GROUP",
+    "MAX_GROUP",
+    "MAX_QUEUED_COST",
+    "MAX_QUEUED_UNITS",
+    "WriterLane",
+    "text_cost",
+]
 
 R = TypeVar("R")
 
@@ -62,6 +90,22 @@ MAX_GROUP = 64
 MAX_BACKGROUND_GROUP = 8
 #: A background unit waits at most this long (seconds) while request units keep coming.
 BACKGROUND_MAX_WAIT = 0.1
+#: Characters of text that cost a unit as much as one more item (``text_cost``).
+COST_CHARS = 4096
+#: The cost one request group may hold (a heavier unit runs in a group of its own).
+GROUP_COST = 96
+#: The cost one background group may hold (what a request write may wait behind).
+BACKGROUND_GROUP_COST = 24
+#: Request units, and their cost, one workspace may have waiting before its next write
+#: waits for room (``WriterLane.blocker``).
+MAX_QUEUED_UNITS = 256
+MAX_QUEUED_COST = 2048
+
+
+def text_cost(chars: int, items: int = 1) -> int:
+    """The cost of a unit writing ``items`` rows with ``chars`` characters of text: about
+    what it holds the writer for, in small single writes."""
+    return max(1, items) + max(0, chars) // COST_CHARS
 
 
 @dataclass(eq=False)
@@ -79,6 +123,8 @@ class _Job:
     key: str = ""
     #: When it was queued (``time.monotonic``; background ageing).
     queued_at: float = 0.0
+    #: What it holds the writer for, in small single writes (group budgets, queue caps).
+    cost: int = 1
     hooks: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -87,6 +133,7 @@ class _FairQueue:
 
     def __init__(self) -> None:
         self._by_key: dict[str, deque[_Job]] = {}
+        self._cost: dict[str, int] = {}
         self._size = 0
 
     def __len__(self) -> int:
@@ -94,27 +141,45 @@ class _FairQueue:
 
     def push(self, job: _Job) -> None:
         self._by_key.setdefault(job.key, deque()).append(job)
+        self._cost[job.key] = self._cost.get(job.key, 0) + job.cost
         self._size += 1
 
     def oldest(self) -> _Job | None:
         heads = [queue[0] for queue in self._by_key.values()]
         return min(heads, key=lambda job: job.seq) if heads else None
 
-    def take(self, limit: int, before: int | None) -> list[_Job]:
-        """Up to ``limit`` units, one per key in turn, only those queued ``before`` a seq."""
+    def blocker(self, key: str, units: int, cost: int) -> _Job | None:
+        """The key's oldest waiting unit when it has ``units`` or ``cost`` waiting."""
+        queue = self._by_key.get(key)
+        if queue and (len(queue) >= units or self._cost.get(key, 0) >= cost):
+            return queue[0]
+        return None
+
+    def take(self, limit: int, before: int | None, budget: int) -> list[_Job]:
+        """Up to ``limit`` units and ``budget`` cost, one per key in turn, only those
+        queued ``before`` a seq. A head that does not fit is passed over and keeps its
+        key's place at the front of the rotation, so it opens the next group."""
         taken: list[_Job] = []
+        spent = 0
         while len(taken) < limit:
             progressed = False
             for key in list(self._by_key):
                 queue = self._by_key[key]
-                if before is not None and queue[0].seq > before:
+                head = queue[0]
+                if before is not None and head.seq > before:
+                    continue
+                if taken and spent + head.cost > budget:
                     continue
                 taken.append(queue.popleft())
+                spent += head.cost
                 progressed = True
+                self._cost[key] -= head.cost
                 # The key goes to the back of the rotation (or away when drained).
                 del self._by_key[key]
                 if queue:
                     self._by_key[key] = queue
+                else:
+                    del self._cost[key]
                 if len(taken) == limit:
                     break
             if not progressed:
@@ -162,12 +227,21 @@ class WriterLane:
         *,
         key: str = "",
         background: bool = False,
+        cost: int = 1,
     ) -> Future[R]:
         """Run the unit of work ``fn(*args, **kwargs)`` in a transaction (maybe grouped);
         the future resolves after its commit. ``key``: its workspace (fairness);
-        ``background``: it yields to request units (see the module docstring)."""
-        job = _Job(fn, args, kwargs, Future(), unit=True, key=key)
+        ``background``: it yields to request units; ``cost``: what it holds the writer
+        for (``text_cost``; see the module docstring)."""
+        job = _Job(fn, args, kwargs, Future(), unit=True, key=key, cost=max(1, cost))
         return self._put(job, self._background if background else self._requests)
+
+    def blocker(self, key: str) -> Future[Any] | None:
+        """``None`` while the workspace ``key`` has room in the request queue; else the
+        future of its oldest waiting request unit (wait for it before queueing more)."""
+        with self._cond:
+            job = self._requests.blocker(key, MAX_QUEUED_UNITS, MAX_QUEUED_COST)
+            return None if job is None else job.future
 
     def _put(self, job: _Job, queue: _FairQueue | None = None) -> Future[Any]:
         with self._cond:
@@ -226,11 +300,11 @@ class WriterLane:
             else:
                 background_head, aged = None, False
             if not aged:
-                requests = self._requests.take(MAX_GROUP, barrier)
+                requests = self._requests.take(MAX_GROUP, barrier, GROUP_COST)
                 if requests:
                     return requests
             if background_head is not None:
-                return self._background.take(MAX_BACKGROUND_GROUP, barrier)
+                return self._background.take(MAX_BACKGROUND_GROUP, barrier, BACKGROUND_GROUP_COST)
             # Nothing queued before the barrier is left: the raw call runs now.
             return [self._calls.popleft()]
 

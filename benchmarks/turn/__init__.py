@@ -15,12 +15,18 @@ conversation's reasoning steps. For each size (``--sizes 10000,100000``) the ben
 2. **measures turns**: every turn asks a distinct query (``distinct_queries``, so the
    embedder's query cache can only help within a turn) against a random user's random
    conversation, through a proxy that counts and times every backend call by method and by
-   memory source. Three kinds of turn are interleaved in a seeded random order, so machine
+   memory source. After each turn it waits, untimed, for the turn's background work
+   (extraction, message vectors) as the model call between two turns would, and reports
+   that wait (``--back-to-back``: no wait, the next retrieval pays for it).
+   Kinds of turn are interleaved in a seeded random order, so machine
    noise spreads over all of them:
 
-   - ``native``: the engine's capabilities as they are (cross-session is one
-     ``search_user_messages`` call);
-   - ``per-conversation``: the same proxy with ``user_message_search`` hidden, so
+   - ``native``: the engine's capabilities as they are (the first round of retrieval is
+     one ``recall_turn`` call and the two writes one ``persist_turn``: ``SupportsTurns``);
+   - ``per-source``: the same proxy with ``SupportsTurns`` hidden, so retrieval makes the
+     provider's calls source by source (cross-session is one ``search_user_messages``)
+     and the writes are two ``add_message`` calls: the path before ``recall_turn``;
+   - ``per-conversation``: source by source with ``user_message_search`` hidden too, so
      cross-session takes the path the hosted API needs (``list_conversations`` then a
      search and a step list per other conversation: 1 + 2·N calls);
    - ``pre-embedded`` (diagnostic): a native turn whose timer also covers one

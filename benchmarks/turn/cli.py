@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     results["settings"] = {
         "limit": args.limit,
         "turns": args.turns,
+        "per_source_turns": args.per_source_turns,
         "per_conversation_turns": args.per_conversation_turns,
+        "back_to_back": args.back_to_back,
         "pre_embedded_turns": args.pre_embedded_turns,
         "solo_turns": args.solo_turns,
         "warmup": args.warmup,

@@ -11,39 +11,30 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from nams_local.backend import Capabilities, MemoryBackend
-from nams_local.embeddings import BaseEmbedder, Matrix, Vector
+from nams_local.embeddings import BaseEmbedder, Vector, WrappedEmbedder
 from nams_local.models import ConversationSearchHits, EntityDetails, SearchResult
 
 __all__ = ["Call", "CountingBackend", "CountingLogger", "TimedEmbedder"]
 
 
-class TimedEmbedder:
+class TimedEmbedder(WrappedEmbedder):
     """Wraps the real embedder for the measured store: times every ``embed_query``.
 
     Same name and dimension, so the store sees the vectors it was built with; the model
     runs (query cache misses) are read from the wrapped embedder's cache statistics.
     """
 
+    inner: BaseEmbedder
+
     def __init__(self, inner: BaseEmbedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._lock = threading.Lock()
         self.query_ms: list[float] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        return self.inner.embed(texts)
 
     def embed_query(self, text: str) -> Vector:
         start = time.perf_counter()
@@ -91,15 +82,23 @@ def _items(result: object) -> int:
 class CountingBackend:
     """A backend proxy: forwards everything, counts and times every async call.
 
-    ``capabilities`` may differ from the wrapped backend's (to hide ``user_message_search``).
+    ``capabilities`` may differ from the wrapped backend's (to hide ``user_message_search``),
+    and ``hidden`` methods are not there at all (``recall_turn``, for the source-by-source
+    series; a ``recall_turn`` call is labelled ``turn``: it serves every source at once).
     Calls are labelled with the memory source they serve, using the conversation of the
     current turn: a search or step list in it is ``conversation`` / ``reasoning``, in any
     other conversation ``cross-session``.
     """
 
-    def __init__(self, inner: MemoryBackend, capabilities: Capabilities | None = None) -> None:
+    def __init__(
+        self,
+        inner: MemoryBackend,
+        capabilities: Capabilities | None = None,
+        hidden: frozenset[str] = frozenset(),
+    ) -> None:
         self._inner = inner
         self._capabilities = capabilities if capabilities is not None else inner.capabilities
+        self._hidden = hidden
         self.conversation_id = ""
         self.origin = 0.0
         self.calls: list[Call] = []
@@ -125,11 +124,15 @@ class CountingBackend:
             return "cross-session"
         if method in ("search_user_messages", "list_conversations"):
             return "cross-session"
-        if method == "add_message":
+        if method in ("add_message", "persist_turn"):
             return "persist"
+        if method == "recall_turn":
+            return "turn"
         return "other"
 
     def __getattr__(self, name: str) -> Any:
+        if name in self.__dict__.get("_hidden", ()):
+            raise AttributeError(name)  # so ``isinstance(proxy, SupportsTurns)`` is false
         attr = getattr(self._inner, name)
         if not inspect.iscoroutinefunction(attr):
             return attr

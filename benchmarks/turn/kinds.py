@@ -11,8 +11,11 @@ from typing import Literal
 NAME = "turn"
 #: ``MemoryConfig.max_memories``: how many memories the middleware asks for per turn.
 TURN_LIMIT = 6
-SOURCES = ("long-term", "graph", "conversation", "cross-session", "reasoning")
+SOURCES = ("long-term", "graph", "conversation", "cross-session", "reasoning", "turn")
+#: ``SupportsTurns``' methods: hidden from the series that measure the provider's path.
+TURN_METHODS = frozenset({"recall_turn", "persist_turn"})
 METHOD_ORDER = (
+    "recall_turn",
     "search_entities",
     "get_entity",
     "search_messages",
@@ -20,9 +23,12 @@ METHOD_ORDER = (
     "search_user_messages",
     "list_conversations",
 )
-TurnKind = Literal["native", "per-conversation", "pre-embedded", "solo", "loopback", "hosted"]
+TurnKind = Literal[
+    "native", "per-source", "per-conversation", "pre-embedded", "solo", "loopback", "hosted"
+]
 SERIES_LABELS: dict[str, str] = {
-    "native": "in-process (one search_user_messages call)",
+    "native": "in-process (one recall_turn call)",
+    "per-source": "in-process, source by source (recall_turn hidden)",
     "per-conversation": "in-process, user_message_search hidden",
     "pre-embedded": "in-process, query embedded first (diag.)",
     "loopback": "HostedBackend -> nams-local serve (loopback)",

@@ -33,7 +33,7 @@ from .._http import CountingTransport
 from .._workload import distinct_queries
 from .http_backends import HttpTarget
 from .instruments import CountingBackend, CountingLogger, TimedEmbedder
-from .kinds import SERIES_LABELS, TurnKind
+from .kinds import SERIES_LABELS, TURN_METHODS, TurnKind
 from .series import Series, TurnSample, solo_summary
 
 __all__ = ["Measurer", "measure"]
@@ -43,15 +43,22 @@ class Measurer:
     """Runs turns of every kind against one opened store."""
 
     def __init__(
-        self, backend: SQLiteBackend, embedder: TimedEmbedder, limit: int, logger: CountingLogger
+        self,
+        backend: SQLiteBackend,
+        embedder: TimedEmbedder,
+        limit: int,
+        logger: CountingLogger,
+        back_to_back: bool = False,
     ) -> None:
         self.backend = backend
         self.embedder = embedder
         self.limit = limit
         self.logger = logger
+        self.back_to_back = back_to_back
         self.native = CountingBackend(backend)
-        hidden = dataclasses.replace(backend.capabilities, user_message_search=False)
-        self.per_conversation = CountingBackend(backend, hidden)
+        self.per_source = CountingBackend(backend, hidden=TURN_METHODS)
+        no_user_search = dataclasses.replace(backend.capabilities, user_message_search=False)
+        self.per_conversation = CountingBackend(backend, no_user_search, hidden=TURN_METHODS)
         self.options = RetrievalOptions(logger=logger)
         self.http: dict[str, tuple[CountingBackend, CountingTransport]] = {}
 
@@ -65,7 +72,9 @@ class Measurer:
         if kind in self.http:
             proxy, transport = self.http[kind]
         else:
-            proxy = self.per_conversation if kind == "per-conversation" else self.native
+            proxy = {"per-conversation": self.per_conversation, "per-source": self.per_source}.get(
+                kind, self.native
+            )
         self.embedder.take()
         runs_before = self.embedder.model_runs()
         warnings_before = len(self.logger.messages)
@@ -92,10 +101,12 @@ class Measurer:
         )
         end = time.perf_counter()
         embeds = self.embedder.take()
+        settle_ms = 0.0 if self.back_to_back else await self.settle(conv_id)
         return TurnSample(
             ms=(end - start) * 1000.0,
             retrieve_ms=(retrieved - start) * 1000.0,
             persist_ms=(end - retrieved) * 1000.0,
+            settle_ms=settle_ms,
             http_requests=None if transport is None else transport.requests - requests_before,
             calls=list(proxy.calls),
             hits=Counter(h.source for h in hits),
@@ -104,6 +115,18 @@ class Measurer:
             model_runs=self.embedder.model_runs() - runs_before,
             warnings=len(self.logger.messages) - warnings_before,
         )
+
+    async def settle(self, conv_id: str) -> float:
+        """Wait for the turn's background work — its extraction and its messages' vectors —
+        as the model call between two chat turns does; the ms it took (untimed in the turn).
+        Without this, the next turn's retrieval waits for it (sync extraction mode, and
+        read-your-writes on vectors) and the figure measures the previous turn's writes."""
+        start = time.perf_counter()
+        await self.backend.wait_for_extraction(conv_id)
+        lane = self.backend.store.vector_lane
+        if lane is not None:
+            await lane.drained()
+        return (time.perf_counter() - start) * 1000.0
 
     async def solo(self, user_id: str, conv_id: str, query: str) -> dict[str, float]:
         """Each source's calls alone and in sequence (query vector cached first), in ms."""
@@ -158,6 +181,7 @@ def _schedule(
     """Every measured turn's kind, as many as the options ask, in one seeded random order."""
     kinds: list[TurnKind] = []
     kinds += ["native"] * args.turns
+    kinds += ["per-source"] * args.per_source_turns
     kinds += ["per-conversation"] * args.per_conversation_turns
     kinds += ["pre-embedded"] * args.pre_embedded_turns
     kinds += ["solo"] * args.solo_turns
@@ -178,12 +202,13 @@ async def measure(
 ) -> dict[str, Any]:
     """Warm-up, then the scheduled turns; the summaries of every series and of solo runs."""
     logger = CountingLogger()
-    measurer = Measurer(backend, embedder, args.limit, logger)
+    measurer = Measurer(backend, embedder, args.limit, logger, args.back_to_back)
     for kind, target in http.items():
         measurer.add_http(kind, target.client, target.transport)
     rng = random.Random(args.seed + 2)
     warm_kinds: tuple[TurnKind, ...] = (
         "native",
+        "per-source",
         "per-conversation",
         "pre-embedded",
         "solo",

@@ -31,6 +31,12 @@ _backend_names = name_list(BACKENDS, "backends")
 #: How many turns of each kind a size measures: flag, type, default, what they are.
 _TURN_COUNTS: tuple[tuple[str, Callable[[str], int], int, str], ...] = (
     ("--turns", positive, 300, "native turns"),
+    (
+        "--per-source-turns",
+        non_negative,
+        100,
+        "turns with recall_turn hidden (source by source, as before it)",
+    ),
     ("--per-conversation-turns", non_negative, 100, "turns with user_message_search hidden"),
     (
         "--pre-embedded-turns",
@@ -106,6 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         default=10_000,
         help="build the workload on hosted NAMS only for sizes up to this, default: %(default)s",
+    )
+    measure.add_argument(
+        "--back-to-back",
+        action="store_true",
+        help="start each turn as soon as the last one returned, so its retrieval waits for "
+        "the last turn's extraction and message vectors; default: wait for them between "
+        "turns (untimed, reported), as the model call between two turns does",
     )
     measure.add_argument(
         "--warmup", type=non_negative, default=20, help="unrecorded turns, default: %(default)s"

@@ -154,6 +154,11 @@ def _render_size(size: dict[str, Any], settings: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _back_to_back(size: dict[str, Any]) -> bool:
+    """Whether turns ran back to back (no settling between them) in this size's run."""
+    return bool(size.get("back_to_back", False))
+
+
 def _render_backends(size: dict[str, Any]) -> list[str]:
     """The headline: whole turns per backend, and each backend's ratio to in-process."""
     series: dict[str, Any] = size["series"]
@@ -183,9 +188,15 @@ def _render_backends(size: dict[str, Any]) -> list[str]:
     for kind, reason in size.get("skipped_backends", {}).items():
         lines.append(f"  {SERIES_LABELS[kind]:<44} skipped: {reason}")
     lines.append(
-        "  calls: backend calls per turn (5 sources + graph expansion + 2 writes); HTTP: "
-        "requests on the wire; x: ratio to in-process, same run"
+        "  calls: backend calls per turn (the sources, or one recall_turn, + graph expansion "
+        "+ the writes); HTTP: requests on the wire; x: ratio to in-process, same run"
     )
+    if base is not None and not _back_to_back(size):
+        lines.append(
+            f"  between turns (untimed, as during the model call): the turn's extraction and "
+            f"message vectors took p50 {base['settle_p50_ms']:.2f} ms, "
+            f"p95 {base['settle_p95_ms']:.2f} ms"
+        )
     if base is not None:
         at = "" if spec["messages"] == TARGET_MESSAGES else " (not the target size)"
         whole = _verdict(base["p50_ms"], base["p95_ms"])
@@ -233,6 +244,7 @@ def render(results: dict[str, Any]) -> str:
         "             (the user and the assistant message), against a random user's random "
         "conversation, a distinct query per turn;",
         f"             after {settings['warmup']} warm-up turns, {settings['turns']} in-process + "
+        f"{settings.get('per_source_turns', 0)} source-by-source + "
         f"{settings['per_conversation_turns']} per-conversation + "
         f"{settings['pre_embedded_turns']} pre-embedded + {settings['solo_turns']} solo",
         f"             + {settings['http_turns']} per HTTP backend turns, interleaved in a "

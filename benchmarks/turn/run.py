@@ -67,6 +67,7 @@ async def _run_size(
             n_turns = (
                 args.warmup
                 + args.turns
+                + args.per_source_turns
                 + args.per_conversation_turns
                 + args.pre_embedded_turns
                 + args.solo_turns
@@ -81,6 +82,7 @@ async def _run_size(
     finally:
         await backend.aclose()
     result["skipped_backends"] = skipped
+    result["back_to_back"] = args.back_to_back
     result["load_average_after_measuring"] = load_average()
     result["database"]["bytes"] = file_size(db)
     result["info"] = info

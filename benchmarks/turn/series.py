@@ -28,6 +28,8 @@ class TurnSample:
     ms: float  # the whole turn: retrieval, then both writes
     retrieve_ms: float
     persist_ms: float
+    #: Waiting, untimed, for the turn's background work (extraction, message vectors).
+    settle_ms: float
     http_requests: int | None
     calls: list[Call]
     hits: Counter[str]
@@ -92,6 +94,8 @@ class Series:
             "retrieve_p99_ms": percentile(retrieve, 99),
             "persist_p50_ms": percentile(persist, 50),
             "persist_p95_ms": percentile(persist, 95),
+            "settle_p50_ms": percentile([s.settle_ms for s in samples], 50),
+            "settle_p95_ms": percentile([s.settle_ms for s in samples], 95),
             "http_requests_per_turn": sum(http) / len(http) if http else None,
             "mean_ms": mean(ms),
             "max_ms": max(ms, default=0.0),

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..__version__ import __version__
-from . import info, sync, transfer
+from . import info, purge, sync, transfer
 from .failures import OneLineParser, guarded, port_number
 from .options import add_common, add_workspace
 
@@ -77,6 +77,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         cypher_memory_mb=args.cypher_memory_mb,
         ready_file=args.ready_file,
         allow_reset=args.allow_reset,
+        ui=not args.no_ui,
     )
 
 
@@ -107,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     info.register(sub)
     sync.register(sub)
     transfer.register(sub)
+    purge.register(sub)
     demo = sub.add_parser("demo", help="run an end-to-end offline demo (temporary database)")
     add_common(demo)
     demo.set_defaults(func=_cmd_demo)
@@ -179,6 +181,12 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-reset",
         action="store_true",
         help="add POST /v1/testing/reset, which empties the caller's workspace (test suites)",
+    )
+    serve.add_argument(
+        "--no-ui",
+        action="store_true",
+        help="do not serve the memory inspector at /ui (docs/inspector.md); it is on by "
+        "default, behind the same keys as /v1",
     )
     serve.set_defaults(func=_cmd_serve)
     mcp = sub.add_parser(

@@ -17,11 +17,13 @@ from ..backend import MemoryBackend
 from ..log import MemoryLogger, default_logger
 from ..memory_block import format_memory_block, inject_memory_block, query_text
 from ..persistence import ConversationResolver, continues_turn, persist_step
+from ..rerank import Reranker
 from ..retrieval import (
     DEFAULT_CROSS_SESSION_LIMIT,
     DEFAULT_GRAPH_EXPANSION_LIMIT,
     DEFAULT_LOOKUP_TIMEOUT,
     DEFAULT_RELEVANCE_FLOOR,
+    DEFAULT_RELEVANCE_GATE,
     MemoryHit,
     RetrievalOptions,
     retrieve_memories,
@@ -45,6 +47,10 @@ class MemoryConfig:
     lookup_timeout: float = DEFAULT_LOOKUP_TIMEOUT
     #: Memories scoring below this are left out (backends with comparable scores only).
     relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
+    #: A block opens only when its best memory scores at least this (same backends).
+    relevance_gate: float = DEFAULT_RELEVANCE_GATE
+    #: A local cross-encoder rescoring the memories (``nams_local.rerank``; off: None).
+    reranker: Reranker | None = None
     workspace_id: str | None = None
     logger: MemoryLogger = field(default_factory=default_logger)
 
@@ -113,6 +119,8 @@ class MemoryMiddleware:
             graph_expansion_limit=self.config.graph_expansion_limit,
             lookup_timeout=self.config.lookup_timeout,
             relevance_floor=self.config.relevance_floor,
+            relevance_gate=self.config.relevance_gate,
+            reranker=self.config.reranker,
             logger=self.logger,
         )
         try:

@@ -78,6 +78,8 @@ def _query_tool(context: MemoryToolContext, config: MemoryConfig) -> Tool:
         graph_expansion_limit=config.graph_expansion_limit,
         lookup_timeout=config.lookup_timeout,
         relevance_floor=config.relevance_floor,
+        relevance_gate=config.relevance_gate,
+        reranker=config.reranker,
         logger=context.logger,
     )
 

@@ -84,6 +84,7 @@ def create_app(
     owns_backend: bool = False,
     cypher: Mapping[str, Any] | None = None,
     allow_reset: bool = False,
+    ui: bool = True,
 ) -> FastAPI:
     """Build the app.
 
@@ -113,6 +114,8 @@ def create_app(
         allow_reset: also serve ``POST /v1/testing/reset`` (empties the caller's
             workspace; for test suites, ``serve --allow-reset``). Off: the route does not
             exist (404).
+        ui: serve the memory inspector at ``/ui`` (``docs/inspector.md``; ``serve --no-ui``
+            turns it off: 404).
 
     Backends are opened by the wiring module, never here: the app layer sits above it, so
     ``db=`` and ``bridge=`` (conveniences for tests and scripts) delegate to it.
@@ -171,6 +174,10 @@ def create_app(
         app.include_router(testing_router)
     install_openapi(app)
     install_docs(app)
+    if ui:
+        from .ui import install_inspector
+
+        install_inspector(app, state)
     if bridge_backend is not None:
         from nams_local.bridge import create_bridge_app
 

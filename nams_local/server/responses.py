@@ -115,6 +115,8 @@ class CapabilitiesResponse(WireModel):
     graph_neighbourhood: bool
     vector_search: bool
     cypher_query: bool
+    #: Extension: ``POST /v1/users/{userId}/purge`` deletes every trace (docs/purge.md).
+    user_purge: bool
     search_modes: bool
 
 

@@ -84,6 +84,7 @@ def run(
     cypher_memory_mb: int | None = None,
     ready_file: str | Path | None = None,
     allow_reset: bool = False,
+    ui: bool = True,
 ) -> int:
     """Serve until SIGINT/SIGTERM; the exit status (0 after a graceful shutdown).
 
@@ -96,6 +97,7 @@ def run(
     as JSON (see ``ready.py``), for CI scripts in any language; it is removed first and on
     exit, so a stale file never names a dead server. ``allow_reset`` adds the extension
     route ``POST /v1/testing/reset`` (empties the caller's workspace; for test suites).
+    ``ui`` serves the memory inspector at ``/ui`` (``docs/inspector.md``).
 
     ``extraction`` defaults to ``$NAMS_EXTRACTION``, else ``"background"``: like hosted NAMS,
     a write is acknowledged once the message and its extraction unit are committed, and
@@ -153,6 +155,7 @@ def run(
             bridge=bridge,
             owns_backend=True,
             allow_reset=allow_reset,
+            ui=ui,
         )
     except BaseException:
         sock.close()
@@ -172,6 +175,8 @@ def run(
             file=out,
             flush=True,
         )
+    if ui:
+        print(f"memory inspector at http://{shown_host}:{actual_port}/ui", file=out, flush=True)
     if not api_keys and host not in LOOPBACK_HOSTS:
         print(
             "warning: no --api-key on a non-loopback address: anyone who can reach it can "

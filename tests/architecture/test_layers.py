@@ -32,8 +32,10 @@ TYPES_LAYER = {
     "nams_local.items",
     "nams_local.json_depth",
     "nams_local.models",
+    "nams_local.purge_report",
     "nams_local.settings",
     "nams_local.validation",
+    "nams_local.turns",
 }
 
 

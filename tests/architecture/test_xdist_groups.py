@@ -7,6 +7,7 @@ pytest-xdist 3.8), so the suite checks the pair it is installed with.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,8 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path: Path) -> None:
             sys.executable,
             "-m",
             "pytest",
+            "-p",
+            "xdist",
             "-n",
             "2",
             "--dist",
@@ -41,6 +44,10 @@ def test_an_xdist_group_runs_on_one_worker(tmp_path: Path) -> None:
             "test_grouped.py",
         ],
         cwd=tmp_path,
+        # Only xdist: the installed plugins (schemathesis, hypothesis, playwright, ours) are
+        # not what is tested, and importing them in three processes took minutes on a
+        # loaded machine.
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True,
         text=True,
         timeout=120,

@@ -10,8 +10,10 @@ from benchmarks._quality_data import QUESTION_TYPES, generate_quality
 from benchmarks._quality_household import HOUSEHOLD_TYPES, generate_household
 from benchmarks._report import replace_section
 from benchmarks.quality import load_locomo, main, recall
+from nams_local.retrieval import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "locomo_tiny.json"
+CROSS_ENCODER = FIXTURE.parent / "tiny_cross_encoder"
 TINY = [
     "--users", "4",
     "--sessions", "3",
@@ -69,14 +71,23 @@ def test_the_household_set_is_deterministic_with_multi_hop_and_temporal_question
 
 
 def test_quality_benchmark_scores_every_mode_and_target(tmp_path: Path) -> None:
-    results, readme = run(tmp_path)
+    results, readme = run(tmp_path, "--reranker", str(CROSS_ENCODER))
+    assert results["reranker"] == "onnx:tiny_cross_encoder"
+    for corpus in results["corpora"]:  # the block with the reranker, beside the sweep
+        assert 0 <= corpus["floor_sweep"]["reranker 0.5"]["precision_unanswerable"] <= 1
     synthetic, household = results["corpora"]
     assert household["corpus"] == "household" and household["questions"] == 2 * 5
     assert set(household["recall"]) == {"messages", "memory block"}
     for row in [*synthetic["floor_sweep"].values(), *household["floor_sweep"].values()]:
         assert 0 <= row["precision_unanswerable"] <= 1  # unanswerable questions were asked
     sweep = synthetic["floor_sweep"]
-    assert sweep["0"]["precision_unanswerable"] == 0  # no floor: something always comes back
+    off = sweep["floor 0 gate 0"]  # no floor, no gate: something always comes back
+    assert off["precision_unanswerable"] == 0
+    default = sweep[f"floor {DEFAULT_RELEVANCE_FLOOR:g} gate {DEFAULT_RELEVANCE_GATE:g}"]
+    assert (
+        synthetic["verdict"]["precision_unanswerable_at_default_floor"]
+        == (default["precision_unanswerable"])
+    )
     assert synthetic["questions"] == 16 and synthetic["messages"] == 4 * 3 * 8
     table = synthetic["recall"]
     assert set(table) == {"messages", "entities", "memory block"}

@@ -4,6 +4,11 @@ The wrappers sit around the real SQLite engine. ``ContainsSearch`` gives it the 
 semantics hosted NAMS documents for workspaces without embeddings (a literal, case-
 sensitive substring match, no cross-conversation search), which is what the word
 fallback exists for. ``Faulty`` makes chosen methods fail, hang or return garbage.
+
+A wrapper hides the engine's one-call turn methods (``SupportsTurns``) unless it is built
+with ``turns=True``: the tests that count or break single protocol calls are about the
+provider's source-by-source path, which hosted NAMS gets (``test_turns.py`` covers the
+one-call path and that both give the same hits).
 """
 
 from __future__ import annotations
@@ -16,15 +21,21 @@ from typing import Any
 
 from nams_local import Capabilities, Entity, Message, SearchResult
 
+#: ``nams_local.backend.SupportsTurns``' methods.
+TURN_METHODS = frozenset({"recall_turn", "persist_turn"})
+
 
 class Wrapper:
     """Delegates every backend method to ``inner``; subclasses override some."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, *, turns: bool = False) -> None:
         self.inner = inner
+        self.turns = turns
         self.calls: Counter[str] = Counter()
 
     def __getattr__(self, name: str) -> Any:
+        if name in TURN_METHODS and not self.__dict__.get("turns", False):
+            raise AttributeError(name)
         attr = getattr(self.inner, name)
         if not callable(attr):
             return attr

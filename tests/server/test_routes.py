@@ -272,6 +272,7 @@ async def test_capabilities_exact_shape(alice: Api, vector_client: httpx.AsyncCl
         "vectorSearch": False,
         "cypherQuery": True,
         "relationshipValidity": True,
+        "userPurge": True,
         "searchModes": True,
     }
     with_vectors = await Api(vector_client, "v").ok("GET", "/v1/capabilities")
@@ -438,6 +439,7 @@ def test_published_openapi_marks_the_extensions(app: FastAPI) -> None:
         ("GET", "/v1/entities/by-name"),
         ("GET", "/v1/entities/{id}/neighbourhood"),
         ("POST", "/v1/users/{userId}/messages/search"),
+        ("POST", "/v1/users/{userId}/purge"),
         ("POST", "/v1/graph/expand"),
     }
     document: dict[str, Any] = app.openapi()

@@ -9,6 +9,7 @@ from .conversations import router as conversations_router
 from .entities import router as entities_router
 from .extensions import router as extensions_router
 from .health import router as health_router
+from .purge import router as purge_router
 from .query import router as query_router
 from .reasoning import router as reasoning_router
 
@@ -24,4 +25,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     reasoning_router,
     query_router,
     api_keys_router,
+    purge_router,
 )

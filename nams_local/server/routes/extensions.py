@@ -45,6 +45,7 @@ async def capabilities(root: Root) -> dict[str, bool]:
         "vectorSearch": flags.vector_search,
         "cypherQuery": flags.cypher_query,
         "relationshipValidity": flags.relationship_validity,
+        "userPurge": flags.user_purge,
         # Search bodies take ``mode`` (text | vector | hybrid) on this server.
         "searchModes": True,
     }

@@ -20,8 +20,18 @@ import pytest
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.pool import StaticPool
 
+from backends.sqlite import store as store_module
 from backends.sqlite.store import Ctx, SQLiteStore
-from backends.sqlite.writer import BACKGROUND_MAX_WAIT, MAX_BACKGROUND_GROUP, MAX_GROUP, WriterLane
+from backends.sqlite.writer import (
+    BACKGROUND_MAX_WAIT,
+    GROUP_COST,
+    MAX_BACKGROUND_GROUP,
+    MAX_GROUP,
+    MAX_QUEUED_UNITS,
+    WriterLane,
+    text_cost,
+)
+from nams_local.errors import TooManyRequestsError
 
 BULK = 300
 
@@ -138,30 +148,48 @@ def test_a_raw_call_runs_after_the_units_queued_before_it(lane: WriterLane) -> N
     assert order == ["before", "before", "before", "call", "after"]
 
 
+class StoreUnits:
+    """Units of work for a real store: one holds the writer until ``gate`` is set, the
+    other records the workspace it ran for."""
+
+    def __init__(self) -> None:
+        self.gate, self.entered = threading.Event(), threading.Event()
+        self.written: list[str] = []
+
+    def hold(self, ctx: Ctx) -> None:
+        self.entered.set()
+        assert self.gate.wait(timeout=30)
+
+    def record(self, ctx: Ctx) -> None:
+        self.written.append(ctx.workspace)
+
+    async def hold_writer(self, store: SQLiteStore) -> asyncio.Future[None]:
+        """Start the holding unit and return once the writer runs it."""
+        holder = asyncio.ensure_future(store.run(self.hold, Ctx(store, "a")))
+        assert await asyncio.to_thread(self.entered.wait, 30)
+        return holder
+
+
 def test_store_units_are_keyed_by_their_workspace(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "keyed.db", embedder=None)
-    order: list[str] = []
-    gate, entered = threading.Event(), threading.Event()
-
-    def hold(ctx: Ctx) -> None:
-        entered.set()
-        assert gate.wait(timeout=30)
-
-    def record(ctx: Ctx) -> None:
-        order.append(ctx.workspace)
+    units = StoreUnits()
+    order, gate, record = units.written, units.gate, units.record
 
     async def scenario() -> None:
-        holder = asyncio.ensure_future(store.run(hold, Ctx(store, "a")))
-        assert await asyncio.to_thread(entered.wait, 30)
+        holder = await units.hold_writer(store)
         bulk = [asyncio.ensure_future(store.run(record, Ctx(store, "a"))) for _ in range(BULK)]
         deadline = time.monotonic() + 30
-        while store.writer.queued < BULK:
+        # A's queue on the writer is capped: the rest of its bulk waits for room.
+        while store.writer.queued < MAX_QUEUED_UNITS:
             assert time.monotonic() < deadline, "the bulk never queued"
             await asyncio.sleep(0.005)
         single = asyncio.ensure_future(store.run(record, Ctx(store, "b")))
-        while store.writer.queued < BULK + 1:
+        while store.writer.queued < MAX_QUEUED_UNITS + 1:
             assert time.monotonic() < deadline, "the single write never queued"
             await asyncio.sleep(0.005)
+        for _ in range(20):  # every task of the bulk gets to its first wait
+            await asyncio.sleep(0)
+        assert store.writer.queued == MAX_QUEUED_UNITS + 1
         gate.set()
         await asyncio.gather(holder, single, *bulk)
 
@@ -170,3 +198,93 @@ def test_store_units_are_keyed_by_their_workspace(tmp_path: Path) -> None:
     finally:
         store.close()
     assert order.index("b") == 1
+
+
+def counted(lane: WriterLane, order: list[tuple[str, int]], name: str) -> Callable[[], None]:
+    """A unit that records its name and the commit (group) it ran in."""
+
+    def unit() -> None:
+        order.append((name, lane.commits))
+
+    return unit
+
+
+def test_a_heavy_unit_runs_in_a_group_of_its_own(lane: WriterLane) -> None:
+    order: list[tuple[str, int]] = []
+    heavy_cost = GROUP_COST * 2
+    with gated(lane):
+        futures = [lane.unit(counted(lane, order, "bulk"), (), {}, key="a", cost=heavy_cost)]
+        futures += [lane.unit(counted(lane, order, "b"), (), {}, key="b") for _ in range(3)]
+        futures += [lane.unit(counted(lane, order, "c"), (), {}, key="c") for _ in range(3)]
+    for future in futures:
+        future.result(timeout=30)
+    groups: dict[str, set[int]] = {}
+    for name, commit in order:
+        groups.setdefault(name, set()).add(commit)
+    assert order[0][0] == "bulk"  # first in the rotation, so it opens the first group
+    # The light units are not committed with it (they would have waited for it)...
+    assert groups["bulk"].isdisjoint(groups["b"] | groups["c"])
+    # ...and share one group among themselves.
+    assert len(groups["b"] | groups["c"]) == 1
+
+
+def test_light_units_are_not_held_back_by_a_heavy_one_queued_before_them(
+    lane: WriterLane,
+) -> None:
+    order: list[tuple[str, int]] = []
+    with gated(lane):
+        futures = [lane.unit(counted(lane, order, "b"), (), {}, key="b")]
+        futures.append(
+            lane.unit(counted(lane, order, "bulk"), (), {}, key="a", cost=GROUP_COST * 2)
+        )
+        futures += [lane.unit(counted(lane, order, "b"), (), {}, key="b") for _ in range(3)]
+    for future in futures:
+        future.result(timeout=30)
+    # The heavy unit does not fit after the first light one: every light unit goes in the
+    # first group, the heavy one opens the next.
+    assert [name for name, _ in order] == ["b", "b", "b", "b", "bulk"]
+    assert len({commit for name, commit in order if name == "b"}) == 1
+    assert order[-1][1] == order[0][1] + 1
+
+
+def test_text_cost_counts_items_and_text() -> None:
+    assert text_cost(10) == 1
+    assert text_cost(0, items=0) == 1
+    assert text_cost(100 * 9_000, items=100) > GROUP_COST
+    assert text_cost(4096 * 3, items=2) == 5
+
+
+def test_a_workspace_whose_writer_queue_is_full_gets_429_when_no_room_comes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "WRITE_ROOM_WAIT", 0.3)
+    store = SQLiteStore(tmp_path / "capped.db", embedder=None)
+    units = StoreUnits()
+    written, gate, record = units.written, units.gate, units.record
+
+    async def scenario() -> None:
+        holder = await units.hold_writer(store)
+        queued = [store.run(record, Ctx(store, "a")) for _ in range(MAX_QUEUED_UNITS)]
+        tasks = [asyncio.ensure_future(job) for job in queued]
+        deadline = time.monotonic() + 30
+        while store.writer.queued < MAX_QUEUED_UNITS:
+            assert time.monotonic() < deadline, "the queue never filled"
+            await asyncio.sleep(0.005)
+        with pytest.raises(TooManyRequestsError) as refused:
+            await store.run(record, Ctx(store, "a"))
+        assert refused.value.retry_after is not None
+        assert "queued" in refused.value.message
+        # Another workspace still gets in at once.
+        other = asyncio.ensure_future(store.run(record, Ctx(store, "b")))
+        while store.writer.queued < MAX_QUEUED_UNITS + 1:
+            assert time.monotonic() < deadline, "the other workspace's write never queued"
+            await asyncio.sleep(0.005)
+        gate.set()
+        await asyncio.gather(holder, other, *tasks)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
+    assert written.count("a") == MAX_QUEUED_UNITS  # the refused write wrote nothing
+    assert written.index("b") == 1

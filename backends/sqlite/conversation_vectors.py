@@ -1,0 +1,129 @@
+"""Vector search within one conversation: an exact scan of its own vectors.
+
+Message vectors are partitioned by user (``vectors.py``), so a search scoped to one
+conversation was a KNN over the user's whole partition filtered to the conversation
+(``sub``): its cost grows with everything the user ever said, while a conversation holds
+a few dozen messages. Here the conversation's vectors are read by their keys — the
+conversation's message pks (``ix_messages_conversation``) and their passage rows
+(``passages.STRIDE``) — and scored exactly with one numpy product: the cost follows the
+conversation, not the user or the store.
+
+With sqlite-vec the vectors are read from the ``vec0`` table's storage tables
+(``<table>_rowids``: row → chunk and offset; ``<table>_vector_chunks00``: the chunk's
+packed float32 vectors), because ``vec0`` answers ``rowid IN (...)`` with a full scan.
+That layout is sqlite-vec's (0.1.x); it is checked once per process and, if it is not
+what this module reads, or the conversation is very long, the search is the KNN it
+replaces. The numpy index already reads a conversation by its ``(part, sub)`` index.
+Scores are the same cosine similarities either way (a zero vector scores 0, as there).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Connection, Row
+
+from .passages import MAX_PASSAGES, STRIDE
+from .vectors import VectorIndex
+
+__all__ = ["MAX_EXACT_MESSAGES", "exact_scan_available", "search_conversation"]
+
+#: Longer conversations are searched by KNN (their exact scan would read more than it saves).
+MAX_EXACT_MESSAGES = 2000
+
+_OFFSETS = " UNION ALL ".join(f"SELECT {j * STRIDE} AS off" for j in range(1 + MAX_PASSAGES))
+_LAYOUT_COLUMNS = {
+    "rowids": {"rowid", "id", "chunk_id", "chunk_offset"},
+    "vector_chunks00": {"rowid", "vectors"},
+}
+
+
+def search_conversation(
+    conn: Connection,
+    index: VectorIndex,
+    vector: NDArray[np.float32],
+    k: int,
+    part: str,
+    conversation: Row[Any],
+) -> list[tuple[int, float]]:
+    """The ``k`` messages of ``conversation`` (its row) whose whole text or a passage is
+    most similar to ``vector``, as ``(pk, cosine similarity)``, most similar first."""
+    if (
+        index.kind != "sqlite-vec"
+        or int(conversation.message_count or 0) > MAX_EXACT_MESSAGES
+        or not exact_scan_available(conn, index.table)
+    ):
+        return index.search(conn, vector, k, part, conversation.id)
+    table = index.table
+    located = conn.exec_driver_sql(
+        f"WITH p AS ({_OFFSETS}) SELECT r.rowid, r.chunk_id, r.chunk_offset "
+        f'FROM messages AS m JOIN p JOIN "{table}_rowids" AS r ON r.rowid = m.pk + p.off '
+        "WHERE m.conversation_pk = ?",
+        (int(conversation.pk),),
+    ).all()
+    if not located:
+        return []
+    chunk_ids = sorted({int(row[1]) for row in located})
+    marks = ", ".join("?" * len(chunk_ids))
+    chunks = {
+        int(chunk_id): np.frombuffer(blob, dtype=np.float32)
+        for chunk_id, blob in conn.exec_driver_sql(
+            f'SELECT rowid, vectors FROM "{table}_vector_chunks00" WHERE rowid IN ({marks})',
+            tuple(chunk_ids),
+        ).all()
+    }
+    dim = int(vector.shape[0])
+    keys: list[int] = []
+    rows: list[NDArray[np.float32]] = []
+    for rowid, chunk_id, offset in located:
+        chunk = chunks.get(int(chunk_id))
+        at = int(offset) * dim
+        if chunk is None or at + dim > chunk.shape[0]:
+            continue
+        keys.append(int(rowid) % STRIDE)
+        rows.append(chunk[at : at + dim])
+    if not rows:
+        return []
+    sims = _cosine(np.stack(rows), np.ascontiguousarray(vector, dtype=np.float32))
+    best: dict[int, float] = {}
+    for pk, similarity in zip(keys, sims.tolist(), strict=True):
+        if similarity > best.get(pk, -2.0):
+            best[pk] = similarity
+    # Ties in row order, as the KNN's scan returns them (oldest first).
+    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+    return ranked[:k]
+
+
+def _cosine(matrix: NDArray[np.float32], vector: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Cosine similarity of each row with ``vector``; 0 where either is all zeros.
+    ``einsum`` rather than BLAS, for the reason ``vectors._similarities`` gives."""
+    dots: NDArray[np.float32] = np.einsum("ij,j->i", matrix, vector, optimize=False)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, optimize=False)) * float(
+        np.sqrt(np.dot(vector, vector))
+    )
+    out: NDArray[np.float32] = np.divide(
+        dots, norms, out=np.zeros_like(dots), where=norms > 0
+    ).astype(np.float32)
+    return out
+
+
+#: ``exact_scan_available``'s answer per table (one sqlite-vec per process: it cannot change).
+_KNOWN: dict[str, bool] = {}
+
+
+def exact_scan_available(conn: Connection, table: str) -> bool:
+    """Whether ``table``'s storage tables have the columns this module reads."""
+    known = _KNOWN.get(table)
+    if known is None:
+        known = all(
+            wanted
+            <= {
+                str(row[1])
+                for row in conn.exec_driver_sql(f'PRAGMA table_info("{table}_{suffix}")')
+            }
+            for suffix, wanted in _LAYOUT_COLUMNS.items()
+        )
+        _KNOWN[table] = known
+    return known

@@ -1,0 +1,112 @@
+"""One chat turn's reads in two units of work (``SQLiteBackend.recall_turn``).
+
+Source by source, a turn is seven or eight units of work (``nams_local.turns``): each
+waits for a thread, looks up the conversation again, and the steps of the current and
+the other conversations are read separately. Here the message sources are one reader job
+(``turn_messages``: the current conversation's hits and steps, the other conversations'
+hits and steps, messages and steps each read in one query) and the entity sources one
+writer job (``turn_entities``: the long-term hits, the user's own entity and the
+relationships of all of them, which graph expansion needs). Entity search stays on the
+writer because its in-memory vector partitions are writer-thread state
+(``freshness.py``); the two jobs run at the same time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nams_local.errors import NotFoundError
+from nams_local.models import (
+    ConversationSearchHits,
+    Entity,
+    EntityDetails,
+    Message,
+    ReasoningStep,
+    SearchMode,
+)
+from nams_local.turns import TurnRequest
+
+from . import schema as s
+from .conversations import groups_of, materialise, rank_in, steps_of, user_conversations
+from .entities import details_of, ranked_entities
+from .rows import to_entity
+from .store import Ctx
+from .vectors import Vector
+
+__all__ = ["TurnEntities", "TurnMessages", "turn_entities", "turn_messages"]
+
+#: The user's own entity, as ``retrieval`` asks for it source by source.
+USER_QUERY, USER_TYPE = "me", "person"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMessages:
+    messages: list[Message]
+    steps: list[ReasoningStep]
+    cross_session: list[ConversationSearchHits]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEntities:
+    entities: list[Entity]
+    user: Entity | None
+    details: dict[str, EntityDetails]
+
+
+def turn_messages(
+    ctx: Ctx,
+    request: TurnRequest,
+    query_vector: Vector | None,
+    mode: SearchMode,
+    weight: float,
+) -> TurnMessages:
+    """The current conversation's hits and steps, and the cross-session groups: what
+    ``search_messages``, ``list_steps`` and ``search_user_messages`` return, read once."""
+    conv = ctx.find(s.conversations, request.conversation_id)
+    if conv is None:
+        raise NotFoundError(f"conversation {request.conversation_id!r} not found")
+    query = request.query
+    others = (
+        user_conversations(ctx, request.user_id, request.conversation_limit, conv.id)
+        if request.user_id is not None and request.conversation_limit > 0
+        else []
+    )
+    ranked = {conv.pk: rank_in(ctx, conv, query, query_vector, request.message_limit, mode, weight)}
+    for other in others:
+        ranked[other.pk] = rank_in(
+            ctx, other, query, query_vector, request.per_conversation_limit, mode, weight
+        )
+    messages = materialise(ctx, ranked)
+    steps = steps_of(ctx, [conv, *others])
+    return TurnMessages(
+        messages=messages[conv.pk],
+        steps=steps[conv.pk],
+        cross_session=groups_of(others, messages, steps, mode),
+    )
+
+
+def turn_entities(
+    ctx: Ctx,
+    request: TurnRequest,
+    query_vector: Vector | None,
+    user_vector: Vector | None,
+    mode: SearchMode,
+    weight: float,
+) -> TurnEntities:
+    """The long-term hits and (when asked) the user's entity, each with its relationships."""
+    found = ranked_entities(
+        ctx, request.query, query_vector, None, request.entity_limit, mode, weight
+    )
+    rows = [row for row, _ in found]
+    user: Entity | None = None
+    if request.user_entity:
+        mine = ranked_entities(ctx, USER_QUERY, user_vector, USER_TYPE, 1, mode, weight)
+        if mine:
+            row, score = mine[0]
+            user = to_entity(row, score)
+            rows.append(row)
+    return TurnEntities(
+        entities=[to_entity(row, score) for row, score in found],
+        user=user,
+        details=details_of(ctx, rows),
+    )
