@@ -9,7 +9,9 @@ failure of the one call costs a warning, not the memories.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import pytest
 from backends.sqlite import SQLiteBackend
 from nams_local import NewMessage
 from nams_local.backend import SupportsTurns
-from nams_local.embeddings import HashingEmbedder, Vector
+from nams_local.embeddings import HashingEmbedder, QueryStart, Vector, WrappedEmbedder
 from nams_local.persistence import persist_step
 from nams_local.retrieval import RetrievalOptions, retrieve_memories
 from nams_local.scope import Scope
@@ -31,15 +33,21 @@ FIRST_ROUND = ("search_messages", "search_entities", "list_steps", "search_user_
 
 
 class CountingEmbedder(HashingEmbedder):
-    """The hashing embedder, counting the query embeddings it computes (cache misses)."""
+    """The hashing embedder, counting the query embeddings it computes (cache misses),
+    whether it computes them itself or a store's batcher does (``query_future``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.queries: list[str] = []
+        self._counting = threading.Lock()
 
-    def _embed_one(self, text: str) -> Vector:
-        self.queries.append(text)
-        return super()._embed_one(text)
+    def query_future(self, text: str, start: QueryStart | None = None) -> Future[Vector]:
+        with self._counting:
+            before = self.query_cache_info().misses
+            future = super().query_future(text, start)
+            if self.query_cache_info().misses > before:
+                self.queries.append(text)
+        return future
 
 
 @pytest.fixture
@@ -109,7 +117,9 @@ async def test_the_first_round_is_one_call_with_the_query_embedded_once(
     store: SQLiteBackend, logger: RecordingLogger
 ) -> None:
     conv = await _memory(store)
-    embedder = store.store.vectors.embedder if store.store.vectors else None
+    embedder: object = store.store.vectors.embedder if store.store.vectors else None
+    while isinstance(embedder, WrappedEmbedder):  # the store's batcher wraps it
+        embedder = embedder.inner
     assert isinstance(embedder, CountingEmbedder)
     embedder.queries.clear()
     backend = Wrapper(store, turns=True)
