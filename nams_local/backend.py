@@ -53,11 +53,13 @@ __all__ = [
     "DEFAULT_SEARCH_LIMIT",
     "MAX_BULK_MESSAGES",
     "MAX_LIST_LIMIT",
+    "MAX_PAGE_LIMIT",
     "Capabilities",
     "MemoryBackend",
     "SupportsInfo",
     "SupportsItems",
     "SupportsMessageDelete",
+    "SupportsPagedReads",
     "SupportsTurns",
     "SupportsWorkspaceReset",
 ]
@@ -338,6 +340,38 @@ class SupportsInfo(Protocol):
     """
 
     def info(self) -> dict[str, Any]: ...
+
+
+#: Rows in one page of ``SupportsPagedReads`` at most.
+MAX_PAGE_LIMIT = 1000
+
+
+@runtime_checkable
+class SupportsPagedReads(Protocol):
+    """A backend that can read ALL of a workspace, oldest first, in keyset pages (the
+    local engine). The list routes stop at the newest 200 (the hosted contract has no
+    paging), so a full copy (``nams-local sync --to``) reads through this instead; a
+    backend without it is read through the list routes and the rest is reported.
+    """
+
+    async def conversations_page(
+        self, after: str | None = None, limit: int = MAX_PAGE_LIMIT
+    ) -> list[Conversation]:
+        """Up to ``limit`` conversations in creation order, after the one with id
+        ``after`` (from the first when None)."""
+        ...
+
+    async def messages_page(
+        self,
+        conversation_id: str,
+        after: str | None = None,
+        limit: int = MAX_PAGE_LIMIT,
+        *,
+        skip: int = 0,
+    ) -> list[Message]:
+        """Up to ``limit`` messages of the conversation oldest first, after the message
+        ``after`` (from the first when None), leaving out the first ``skip`` of those."""
+        ...
 
 
 @runtime_checkable

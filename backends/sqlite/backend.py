@@ -22,6 +22,7 @@ from nams_local.__version__ import __version__
 from nams_local.backend import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_SEARCH_LIMIT,
+    MAX_PAGE_LIMIT,
     Capabilities,
     MemoryBackend,
 )
@@ -83,7 +84,7 @@ from nams_local.validation import (
     check_tool_call,
 )
 
-from . import conversations, entities, extraction_queue, imports, tiers, turns
+from . import conversations, entities, extraction_queue, imports, paged_reads, tiers, turns
 from . import cypher as cypher_graph
 from . import export as exporter
 from . import items as item_store
@@ -557,6 +558,27 @@ class SQLiteBackend(MemoryBackend):
     ) -> list[Message]:
         check_limit(limit)
         return await self._read(conversations.list_messages, conversation_id, limit)
+
+    async def conversations_page(
+        self, after: str | None = None, limit: int = MAX_PAGE_LIMIT
+    ) -> list[Conversation]:
+        """``SupportsPagedReads``: conversations in creation order (``paged_reads.py``)."""
+        check_limit(limit, maximum=MAX_PAGE_LIMIT)
+        return await self._read(paged_reads.conversations_page, after, limit)
+
+    async def messages_page(
+        self,
+        conversation_id: str,
+        after: str | None = None,
+        limit: int = MAX_PAGE_LIMIT,
+        *,
+        skip: int = 0,
+    ) -> list[Message]:
+        """``SupportsPagedReads``: a conversation's messages oldest first, keyset-paged."""
+        check_limit(limit, maximum=MAX_PAGE_LIMIT)
+        if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
+            raise InvalidInputError(f"skip must be a non-negative integer, got {skip!r}")
+        return await self._read(paged_reads.messages_page, conversation_id, after, skip, limit)
 
     async def search_messages(
         self,

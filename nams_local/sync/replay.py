@@ -5,6 +5,8 @@ NAMS (``--to``) and pulls a hosted workspace into the local engine (``--from``).
 is the one the records depend on: entities (so relationships and the target's own
 extraction find them), then each conversation oldest first with its messages oldest
 first in batches, its reasoning steps and their tool calls, then relationships.
+A source with ``SupportsPagedReads`` (the local engine) is read in full, page by page; any
+other (hosted NAMS) through the list routes, whose 200 bound is reported.
 
 Every write goes through ``Replay._write``: the checkpoint names it before it is sent and
 records its result once acknowledged, so a resumed sync skips what is recorded and asks
@@ -19,10 +21,17 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
 
-from ..backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT, Capabilities, MemoryBackend
+from ..backend import (
+    MAX_BULK_MESSAGES,
+    MAX_LIST_LIMIT,
+    MAX_PAGE_LIMIT,
+    Capabilities,
+    MemoryBackend,
+    SupportsPagedReads,
+)
 from ..errors import InvalidInputError, NotFoundError
 from ..models import (
     Conversation,
@@ -96,6 +105,18 @@ class Replay:
         )
         for entity in await self.source.list_entities():
             await self._entity(entity)
+        source = self.source
+        if isinstance(source, SupportsPagedReads):
+            async for conversation in _all_conversations(source):
+                await self._conversation(conversation)
+        else:
+            await self._newest_conversations()
+        await self._relationships()
+        return self.report
+
+    async def _newest_conversations(self) -> None:
+        """A source read through the list routes only (hosted NAMS): its newest 200
+        conversations, the rest counted as not carried."""
         conversations = await self.source.list_conversations(limit=MAX_LIST_LIMIT)
         if len(conversations) >= MAX_LIST_LIMIT:
             self.report.cannot_hold(
@@ -106,8 +127,6 @@ class Replay:
             )
         for conversation in reversed(conversations):
             await self._conversation(conversation)
-        await self._relationships()
-        return self.report
 
     # -- the one way a record is written -------------------------------------------------
     async def _write(
@@ -219,6 +238,10 @@ class Replay:
         return await self._write_record("conversation", conversation.id, send, lookup)
 
     async def _messages(self, conversation: Conversation, target_id: str) -> None:
+        source = self.source
+        if isinstance(source, SupportsPagedReads):
+            await self._all_messages(source, conversation, target_id)
+            return
         listed = list(reversed(await self.source.list_messages(conversation.id, MAX_LIST_LIMIT)))
         total = max(conversation.message_count or 0, len(listed))
         offset = total - len(listed)  # older messages the list route cannot reach
@@ -233,20 +256,50 @@ class Replay:
         start = await self._settle_batch(
             conversation.id, target_id, listed, offset, max(sent, offset)
         )
+        await self._send_from(conversation.id, target_id, listed, offset, start)
+
+    async def _all_messages(
+        self, source: SupportsPagedReads, conversation: Conversation, target_id: str
+    ) -> None:
+        """Every message of the conversation past the checkpoint's count, read page by
+        page (bounded memory, however long the conversation). Each page begins with the
+        message before its first unsent one, so each batch's predecessor is at hand for
+        the crash-window lookup; the batch in doubt is settled on the first page."""
+        sent = self.checkpoint.messages.get(conversation.id, 0)
+        self.report.skipped["message"] += sent
+        size = (MAX_PAGE_LIMIT - 1) // self.batch_size * self.batch_size + 1
+        first = True
+        async for offset, page in _message_pages(source, conversation.id, sent, size):
+            if first:
+                start = await self._settle_batch(conversation.id, target_id, page, offset, sent)
+                first = False
+            else:
+                start = offset + 1
+            await self._send_from(conversation.id, target_id, page, offset, start)
+
+    async def _send_from(
+        self,
+        conversation_id: str,
+        target_id: str,
+        listed: Sequence[Message],
+        offset: int,
+        start: int,
+    ) -> None:
+        """Send ``listed[start - offset:]`` (``listed[0]`` is message ``offset`` of the
+        conversation) in batches, reporting what of it the target cannot hold."""
         with_metadata = sum(1 for m in listed[start - offset :] if m.metadata)
         if not self._metadata:
             self.report.cannot_hold(
                 "message metadata", with_metadata, "the target does not store message metadata"
             )
-        if start < total:
-            self.report.cannot_hold(
-                "message times",
-                total - start,
-                "the target stamps a message when it arrives; the order is kept",
-            )
+        self.report.cannot_hold(
+            "message times",
+            offset + len(listed) - start,
+            "the target stamps a message when it arrives; the order is kept",
+        )
         for batch_start, batch in _batches(listed, offset, start, self.batch_size):
             before = listed[batch_start - offset - 1] if batch_start > offset else None
-            await self._send_batch(conversation.id, target_id, batch_start, batch, before)
+            await self._send_batch(conversation_id, target_id, batch_start, batch, before)
 
     async def _settle_batch(
         self,
@@ -414,6 +467,35 @@ class Replay:
             return await reconcile.find_relationship(self.target, source, target, edge, claimed)
 
         await self._write_record("relationship", edge.id, send, lookup)
+
+
+async def _all_conversations(source: SupportsPagedReads) -> AsyncIterator[Conversation]:
+    """Every conversation of the source in creation order, a page at a time."""
+    after: str | None = None
+    while page := await source.conversations_page(after, MAX_PAGE_LIMIT):
+        for conversation in page:
+            yield conversation
+        after = page[-1].id
+
+
+async def _message_pages(
+    source: SupportsPagedReads, conversation_id: str, sent: int, size: int
+) -> AsyncIterator[tuple[int, list[Message]]]:
+    """``(offset, page)``: the conversation's messages from index ``sent - 1`` on (or
+    0), ``size`` at most per page, each page starting with the last message of the one
+    before; ``offset`` is the index of the page's first message. Keyset-paged: only the
+    first page skips (to the checkpoint's count)."""
+    offset = max(sent - 1, 0)
+    page = await source.messages_page(conversation_id, limit=size, skip=offset)
+    while page:
+        yield offset, page
+        if len(page) < size:
+            return
+        offset += len(page) - 1
+        more = await source.messages_page(conversation_id, page[-1].id, size - 1)
+        if not more:
+            return
+        page = [page[-1], *more]
 
 
 def _batches(

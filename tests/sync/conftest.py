@@ -27,16 +27,28 @@ _next_key = itertools.count()
 class Target:
     serve: ServeProcess
     key: str
+    #: The target server's database file: read directly (``SupportsPagedReads``) where the
+    #: wire's 200-per-list bound would hide part of what the target holds.
+    db: Path
 
     @property
     def endpoint(self) -> str:
         return f"{self.serve.base_url}/v1"
 
+    @property
+    def workspace(self) -> str:
+        return f"{self.key}-workspace"
+
 
 @pytest.fixture(scope="module")
-def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    tmp = tmp_path_factory.mktemp("sync-target")
-    args = ["--db", str(tmp / "target.db"), "--no-embeddings", "--extraction", "off"]
+def target_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sync-target") / "target.db"
+
+
+@pytest.fixture(scope="module")
+def serve(target_db: Path) -> Iterator[ServeProcess]:
+    tmp = target_db.parent
+    args = ["--db", str(target_db), "--no-embeddings", "--extraction", "off"]
     args += ["--port", "0"]
     for key in KEYS:
         args += ["--api-key", f"{key}={key}-workspace"]
@@ -45,8 +57,8 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
 
 
 @pytest.fixture
-def target(serve: ServeProcess) -> Target:
-    return Target(serve, KEYS[next(_next_key) % len(KEYS)])
+def target(serve: ServeProcess, target_db: Path) -> Target:
+    return Target(serve, KEYS[next(_next_key) % len(KEYS)], target_db)
 
 
 @pytest.fixture
