@@ -3,9 +3,9 @@ else; idempotent; never across workspaces or conversations; ids bounded."""
 
 from __future__ import annotations
 
-from backends.sqlite import SQLiteBackend
 import pytest
 
+from backends.sqlite import SQLiteBackend
 from nams_local.backend import SupportsMessageDelete, message_deleter
 from nams_local.errors import InvalidInputError, NotFoundError
 from nams_local.validation import MAX_ID_CHARS
