@@ -165,9 +165,10 @@ MAX_ID_CHARS = 256
 
 
 def check_id(value: str, name: str) -> str:
-    """An id named in a path: 1 to ``MAX_ID_CHARS`` printable characters, else 400."""
-    if not value or not value.strip() or not value.isprintable():
-        raise InvalidInputError(f"{name} must be a non-blank printable id")
+    """An id named in a path: 1 to ``MAX_ID_CHARS`` characters, not blank, else 400. (Any
+    other string is an id that matches nothing, as on every other route.)"""
+    if not value or not value.strip():
+        raise InvalidInputError(f"{name} must be a non-blank id")
     if len(value) > MAX_ID_CHARS:
         raise InvalidInputError(
             f"{name} is too long: at most {MAX_ID_CHARS} characters, got {len(value)}"

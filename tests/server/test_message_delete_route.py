@@ -82,6 +82,10 @@ async def test_delete_message_route_over_http() -> None:
                 assert "too long" in assert_error(too_long, 400)
                 assert await _listed(mine, conv) == [keep]
 
+                bulk = await mine.delete(f"/v1/conversations/{conv}/messages/bulk")
+                assert_error(bulk, 405)  # "bulk" is a route word, never a message id
+                assert bulk.headers["allow"] == "POST"
+
                 capabilities = await mine.ok("GET", "/v1/capabilities")
                 assert capabilities["messageDelete"] is True
                 document = (await client.get("/openapi.json")).json()

@@ -29,7 +29,7 @@ from ..bodies import (
 )
 from ..deps import Backend, Root
 from ..wire import status
-from .base import ENTITY_ID, EXTENSION, answers, api_router
+from .base import ENTITY_ID, EXTENSION, MESSAGE_ID, answers, api_router
 
 __all__ = ["router"]
 
@@ -93,11 +93,11 @@ async def delete_relationship(id: str, backend: Backend) -> dict[str, Any]:
 
 
 #: A path id as the OpenAPI document declares it (the backend enforces it: else 400).
-_PATH_ID: dict[str, Any] = {"minLength": 1, "maxLength": MAX_ID_CHARS}
+_PATH_ID: dict[str, Any] = {"minLength": 1, "maxLength": MAX_ID_CHARS, "pattern": NOT_BLANK}
 
 
 @router.delete(
-    "/conversations/{id}/messages/{messageId}",
+    f"/conversations/{{id}}/messages/{MESSAGE_ID}",
     openapi_extra=EXTENSION,
     **answers(R.StatusResponse, 404, 501),
 )
