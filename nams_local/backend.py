@@ -62,6 +62,7 @@ __all__ = [
     "SupportsPagedReads",
     "SupportsTurns",
     "SupportsWorkspaceReset",
+    "message_deleter",
 ]
 
 #: ``limit`` on list routes: 1..200, default 50 (hosted contract).
@@ -105,6 +106,10 @@ class Capabilities:
     #: gone from disk too (docs/purge.md). Without it, ``purge_user`` deletes what the
     #: backend's routes allow and reports the rest (hosted NAMS: the conversations).
     user_purge: bool = False
+    #: ``delete_message`` (``SupportsMessageDelete``) works: one message out of its
+    #: conversation. Hosted NAMS has no such route; ``nams-local serve`` has the extension
+    #: ``DELETE /v1/conversations/{id}/messages/{messageId}`` (wire decision M1).
+    message_delete: bool = False
 
 
 @runtime_checkable
@@ -423,9 +428,26 @@ class SupportsTurns(Protocol):
 class SupportsMessageDelete(Protocol):
     """A backend that can delete one message of a conversation (the memory inspector's
     "that message should not be remembered"). Hosted NAMS has no such route, so it is a
-    protocol of its own; the inspector offers the action only where it holds."""
+    protocol of its own, and the capability ``message_delete`` says whether it works (the
+    hosted client has the method but only ``nams-local serve`` advertises the route); the
+    inspector offers the action only where both hold."""
 
-    async def delete_message(self, message_id: str) -> None:
-        """Idempotent: an unknown id changes nothing. Entities extracted from the message
-        stay (they are shared memory; delete them separately)."""
+    async def delete_message(self, conversation_id: str, message_id: str) -> None:
+        """Idempotent (W2): a message id that is not (or no longer) in the workspace changes
+        nothing. ``NotFoundError`` when the conversation is unknown, or when the message is
+        one of *another* conversation (a client bug; nothing deleted): the conversation is
+        named so that the caller proves which message it means (wire decision M1).
+        Entities extracted from the message stay (shared memory; delete them separately).
+        ``NotSupportedError`` without the capability ``message_delete``."""
         ...
+
+
+def message_deleter(backend: object) -> SupportsMessageDelete | None:
+    """``backend`` as a ``SupportsMessageDelete`` if it has the method *and* the capability
+    (the hosted client has the method everywhere, the route only on ``nams-local serve``;
+    its ``capabilities`` say so once probed), else None: the one test the ``/v1`` route
+    and the inspector share."""
+    if not isinstance(backend, SupportsMessageDelete):
+        return None
+    flags = getattr(backend, "capabilities", None)
+    return backend if isinstance(flags, Capabilities) and flags.message_delete else None

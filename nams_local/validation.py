@@ -21,9 +21,11 @@ __all__ = [
     "DATE_SCHEMA",
     "MAX_DURATION_MS",
     "MAX_ENTITY_NAME_CHARS",
+    "MAX_ID_CHARS",
     "MAX_JSON_DEPTH",
     "check_date",
     "check_entity_name",
+    "check_id",
     "check_json_depth",
     "check_limit",
     "check_message",
@@ -156,6 +158,22 @@ def check_query(query: str) -> str:
 #: bound keeps name resolution's work per write small and predictable (issue 15: two
 #: near-identical 12,000-character names once took 25 s to compare).
 MAX_ENTITY_NAME_CHARS = 512
+
+#: Longest id a delete-by-path route takes: generated ids are 36 characters; a longer
+#: one is a client bug (or an attack), refused before any lookup.
+MAX_ID_CHARS = 256
+
+
+def check_id(value: str, name: str) -> str:
+    """An id named in a path: 1 to ``MAX_ID_CHARS`` characters, not blank, else 400. (Any
+    other string is an id that matches nothing, as on every other route.)"""
+    if not value or not value.strip():
+        raise InvalidInputError(f"{name} must be a non-blank id")
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(
+            f"{name} is too long: at most {MAX_ID_CHARS} characters, got {len(value)}"
+        )
+    return value
 
 
 def check_entity_name(value: str | None, name: str = "name") -> str:

@@ -39,6 +39,7 @@ CapabilityName = Literal[
     "vector_search",
     "cypher_query",
     "relationship_validity",
+    "message_delete",
 ]
 #: Statuses of ``GET /capabilities`` that mean "this server has no such route".
 _NO_PROBE_ROUTE = frozenset({404, 405, 501})

@@ -29,6 +29,7 @@ _FIELDS = {
     "cypherQuery": "cypher_query",
     "relationshipValidity": "relationship_validity",
     "userPurge": "user_purge",
+    "messageDelete": "message_delete",
 }
 
 

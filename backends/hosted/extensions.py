@@ -11,7 +11,13 @@ from typing import Any
 
 from nams_local.errors import InvalidInputError, NotFoundError
 from nams_local.models import ConversationSearchHits, Entity, EntityGraph, Relationship
-from nams_local.validation import check_date, check_limit, check_query, check_required
+from nams_local.validation import (
+    check_date,
+    check_id,
+    check_limit,
+    check_query,
+    check_required,
+)
 
 from .base import HostedBase
 from .parse import envelope, lenient
@@ -24,6 +30,18 @@ MAX_NEIGHBOURHOOD_DEPTH = 5
 
 
 class ExtensionRoutes(HostedBase):
+    async def delete_message(self, conversation_id: str, message_id: str) -> None:
+        """``SupportsMessageDelete`` when the server advertises ``messageDelete``
+        (``nams-local serve``); hosted NAMS has no such route: ``NotSupportedError``. A 404
+        is not swallowed as other deletes' is: it means the conversation is unknown or the
+        message is another conversation's (M1), a bug the caller must hear of."""
+        check_id(conversation_id, "conversation id")
+        check_id(message_id, "message id")
+        await self._require("message_delete", "delete_message")
+        await self._rest.call(
+            "DELETE", f"/conversations/{segment(conversation_id)}/messages/{segment(message_id)}"
+        )
+
     async def add_relationship(
         self,
         source_id: str,

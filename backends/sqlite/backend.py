@@ -69,6 +69,7 @@ from nams_local.turns import TurnRecall, TurnRequest
 from nams_local.validation import (
     check_date,
     check_entity_name,
+    check_id,
     check_json_depth,
     check_limit,
     check_message,
@@ -255,6 +256,7 @@ class SQLiteBackend(MemoryBackend):
             cypher_query=True,
             relevance_scores=_store.vectors is not None,
             user_purge=True,
+            message_delete=True,
         )
 
     def for_workspace(self, workspace: str) -> SQLiteBackend:
@@ -471,9 +473,12 @@ class SQLiteBackend(MemoryBackend):
     async def delete_conversation(self, conversation_id: str) -> None:
         await self._run(conversations.delete_conversation, conversation_id)
 
-    async def delete_message(self, message_id: str) -> None:
-        """``SupportsMessageDelete`` (the memory inspector's "delete a message")."""
-        await self._run(conversations.delete_message, message_id)
+    async def delete_message(self, conversation_id: str, message_id: str) -> None:
+        """``SupportsMessageDelete`` (the inspector's and ``DELETE /v1/conversations/{id}/
+        messages/{messageId}``'s "delete a message")."""
+        check_id(conversation_id, "conversation id")
+        check_id(message_id, "message id")
+        await self._run(conversations.delete_message, conversation_id, message_id)
 
     # -- messages --------------------------------------------------------------------
     async def add_message(

@@ -120,14 +120,18 @@ def delete_conversation(ctx: Ctx, conversation_id: str) -> None:
     ctx.conn.execute(delete(c).where(c.c.pk == row.pk))
 
 
-def delete_message(ctx: Ctx, message_id: str) -> None:
+def delete_message(ctx: Ctx, conversation_id: str, message_id: str) -> None:
     """One message out of its conversation (``SupportsMessageDelete``): its row, its search
     entries, its extraction unit and mentions (cascades); the conversation's count drops.
     What was extracted from it stays (entities are shared memory; the inspector deletes
-    those separately). Idempotent like ``delete_conversation`` (W2)."""
+    those separately). Idempotent like ``delete_conversation`` (W2) for a message that is
+    gone; an unknown conversation, or a message of another conversation, is a 404 (M1)."""
+    conversation = conversation_row(ctx, conversation_id)
     row = ctx.find(m, message_id)
     if row is None:
         return
+    if row.conversation_pk != conversation.pk:
+        raise NotFoundError(f"message {message_id} is not in conversation {conversation_id}")
     unindex_messages(ctx, [row.pk])
     ctx.conn.execute(delete(m).where(m.c.pk == row.pk))
     ctx.conn.execute(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from nams_local.backend import MAX_LIST_LIMIT, MemoryBackend, SupportsMessageDelete
+from nams_local.backend import MAX_LIST_LIMIT, MemoryBackend, message_deleter
 from nams_local.errors import InvalidInputError, NotFoundError, NotSupportedError
 from nams_local.models import Conversation, EntityDetails, EntityRelationship, Message
 
@@ -320,7 +320,7 @@ async def _delete_conversation_apply(backend: MemoryBackend, form: Form) -> Chan
 
 
 async def _message(backend: MemoryBackend, form: Form) -> tuple[Conversation, Message]:
-    if not isinstance(backend, SupportsMessageDelete):
+    if message_deleter(backend) is None:
         raise NotSupportedError("this backend cannot delete a single message")
     conversation = await backend.get_conversation(form.require("conversation_id"))
     wanted = form.require("message_id")
@@ -347,8 +347,9 @@ async def _delete_message_preview(backend: MemoryBackend, form: Form) -> Change:
 
 async def _delete_message_apply(backend: MemoryBackend, form: Form) -> Change:
     conversation, message = await _message(backend, form)
-    assert isinstance(backend, SupportsMessageDelete)
-    await backend.delete_message(message.id)
+    deleter = message_deleter(backend)
+    assert deleter is not None  # ``_message`` refused otherwise
+    await deleter.delete_message(conversation.id, message.id)
     after = await backend.get_conversation(conversation.id)
     return Change(
         "Deleted a message",

@@ -18,11 +18,14 @@ from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Scope
 
+from nams_local.asgi_unexpected import CatchUnexpected
 from nams_local.backend import MemoryBackend
 from nams_local.errors import AuthenticationError, InvalidInputError, NamsError
 
@@ -285,6 +288,24 @@ class Inspector:
         )
 
 
+def _internal_error_page(scope: Scope) -> ASGIApp:
+    """What a person sees when a handler fails unexpectedly: an HTML page in the
+    inspector's look, with nothing of the exception (no traceback, no message: those go to
+    the log only); ``/v1`` keeps its JSON body."""
+    root: str = scope.get("root_path", "")
+    return page(
+        "error.html",
+        {
+            "base": root.rstrip("/"),
+            "csrf": "",
+            "workspace_id": None,
+            "status": 500,
+            "message": "internal error: the server logged it; reload to try again",
+        },
+        status_code=500,
+    )
+
+
 def create_inspector(gate: Gate, *, sessions: SessionStore | None = None) -> Starlette:
     """The inspector app over ``gate``; mount it (``app.mount("/ui", ...)``)."""
     inspector = Inspector(gate, sessions or SessionStore())
@@ -307,6 +328,7 @@ def create_inspector(gate: Gate, *, sessions: SessionStore | None = None) -> Sta
     ]
     app = Starlette(
         routes=routes,
+        middleware=[Middleware(CatchUnexpected, answer=_internal_error_page, logger=logger)],
         exception_handlers={
             NamsError: inspector.nams_error,
             HTTPException: inspector.http_error,

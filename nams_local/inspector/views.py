@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from nams_local.backend import MAX_LIST_LIMIT, MemoryBackend, SupportsMessageDelete
+from nams_local.backend import MAX_LIST_LIMIT, MemoryBackend, message_deleter
 from nams_local.errors import InvalidInputError, NotSupportedError
 from nams_local.models import (
     Conversation,
@@ -112,7 +112,7 @@ async def conversation_view(backend: MemoryBackend, conversation_id: str) -> dic
         "steps": trace.steps,
         "calls_by_step": calls_by_step,
         "loose_calls": calls_by_step.get(None, []),
-        "can_delete_messages": isinstance(backend, SupportsMessageDelete),
+        "can_delete_messages": message_deleter(backend) is not None,
     }
 
 

@@ -117,6 +117,8 @@ class CapabilitiesResponse(WireModel):
     cypher_query: bool
     #: Extension: ``POST /v1/users/{userId}/purge`` deletes every trace (docs/purge.md).
     user_purge: bool
+    #: Extension: ``DELETE /v1/conversations/{id}/messages/{messageId}`` (M1).
+    message_delete: bool
     search_modes: bool
 
 

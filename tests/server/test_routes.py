@@ -273,6 +273,7 @@ async def test_capabilities_exact_shape(alice: Api, vector_client: httpx.AsyncCl
         "cypherQuery": True,
         "relationshipValidity": True,
         "userPurge": True,
+        "messageDelete": True,
         "searchModes": True,
     }
     with_vectors = await Api(vector_client, "v").ok("GET", "/v1/capabilities")
@@ -440,6 +441,7 @@ def test_published_openapi_marks_the_extensions(app: FastAPI) -> None:
         ("GET", "/v1/entities/{id}/neighbourhood"),
         ("POST", "/v1/users/{userId}/messages/search"),
         ("POST", "/v1/users/{userId}/purge"),
+        ("DELETE", "/v1/conversations/{id}/messages/{messageId}"),
         ("POST", "/v1/graph/expand"),
     }
     document: dict[str, Any] = app.openapi()

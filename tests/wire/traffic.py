@@ -46,6 +46,7 @@ EXTENSION_ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/entities/by-name"),
     ("GET", "/v1/entities/{id}/neighbourhood"),
     ("POST", "/v1/users/{userId}/messages/search"),
+    ("DELETE", "/v1/conversations/{id}/messages/{messageId}"),
     ("POST", "/v1/graph/expand"),
 )
 

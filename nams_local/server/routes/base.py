@@ -13,7 +13,7 @@ from nams_local.errors import InvalidInputError
 from ..deps import documented_auth
 from ..strict_json import StrictJSONRoute
 
-__all__ = ["ENTITY_ID", "EXTENSION", "answers", "api_router"]
+__all__ = ["ENTITY_ID", "EXTENSION", "MESSAGE_ID", "answers", "api_router"]
 
 #: The literal segments under ``/v1/entities/`` that are routes of their own, never ids.
 ENTITY_ROUTE_WORDS = ("graph", "search", "by-name")
@@ -34,6 +34,25 @@ class EntityIdConvertor(Convertor[str]):
 
 
 register_url_convertor("entity_id", EntityIdConvertor())
+
+
+class MessageIdConvertor(Convertor[str]):
+    """A message id in a path: any segment but ``bulk``, so ``DELETE`` (or ``OPTIONS``) of
+    ``/v1/conversations/{id}/messages/bulk`` stays a ``405`` naming ``POST`` (E7) rather
+    than a delete of message "bulk"."""
+
+    regex = r"(?!bulk(?:/|$))[^/]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("message_id", MessageIdConvertor())
+#: Spelling of a message id in a route path: ``f"/messages/{MESSAGE_ID}"``.
+MESSAGE_ID = "{messageId:message_id}"
 #: Spelling of an entity id in a route path: ``f"/entities/{ENTITY_ID}"``.
 ENTITY_ID = "{id:entity_id}"
 

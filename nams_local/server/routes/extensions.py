@@ -13,8 +13,10 @@ from typing import Annotated, Any
 
 from fastapi import Path, Query
 
-from nams_local.errors import NotFoundError
+from nams_local.backend import message_deleter
+from nams_local.errors import NotFoundError, NotSupportedError
 from nams_local.models import Entity, EntityGraph, Relationship
+from nams_local.validation import MAX_ID_CHARS
 
 from .. import responses as R
 from ..bodies import (
@@ -27,7 +29,7 @@ from ..bodies import (
 )
 from ..deps import Backend, Root
 from ..wire import status
-from .base import ENTITY_ID, EXTENSION, answers, api_router
+from .base import ENTITY_ID, EXTENSION, MESSAGE_ID, answers, api_router
 
 __all__ = ["router"]
 
@@ -46,6 +48,7 @@ async def capabilities(root: Root) -> dict[str, bool]:
         "cypherQuery": flags.cypher_query,
         "relationshipValidity": flags.relationship_validity,
         "userPurge": flags.user_purge,
+        "messageDelete": flags.message_delete,
         # Search bodies take ``mode`` (text | vector | hybrid) on this server.
         "searchModes": True,
     }
@@ -86,6 +89,30 @@ async def invalidate_relationship(
 @router.delete("/relationships/{id}", openapi_extra=EXTENSION, **answers(R.StatusResponse, 501))
 async def delete_relationship(id: str, backend: Backend) -> dict[str, Any]:
     await backend.delete_relationship(id)
+    return status("deleted")
+
+
+#: A path id as the OpenAPI document declares it (the backend enforces it: else 400).
+_PATH_ID: dict[str, Any] = {"minLength": 1, "maxLength": MAX_ID_CHARS, "pattern": NOT_BLANK}
+
+
+@router.delete(
+    f"/conversations/{{id}}/messages/{MESSAGE_ID}",
+    openapi_extra=EXTENSION,
+    **answers(R.StatusResponse, 404, 501),
+)
+async def delete_message(
+    id: Annotated[str, Path(json_schema_extra=_PATH_ID)],
+    message_id: Annotated[str, Path(alias="messageId", json_schema_extra=_PATH_ID)],
+    backend: Backend,
+) -> dict[str, Any]:
+    """One message out of the conversation; what was extracted from it stays. Idempotent
+    for a message that is gone (W2); an unknown conversation, or a message of another
+    conversation, is a 404 with nothing deleted (M1)."""
+    deleter = message_deleter(backend)
+    if deleter is None:
+        raise NotSupportedError("this backend cannot delete a single message")
+    await deleter.delete_message(id, message_id)
     return status("deleted")
 
 
