@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from backends.sqlite import SQLiteBackend
 from nams_local import HashingEmbedder
 from nams_local.server import create_app
-from tests.store_snapshot import snapshot
+from tests.store_snapshot import Snapshot, snapshot
 
 from .support import UNKNOWN_ID, bearer
 
@@ -37,6 +37,14 @@ class World:
     client: TestClient
     root: SQLiteBackend
     ids: dict[str, str]
+
+
+def _settled(world: World) -> Snapshot:
+    """The store once a previous test's deferred extraction has run: in ``"sync"`` mode the
+    next non-write call waits for it (wire decision L6), so one read first keeps a unit that
+    finishes between the two snapshots from counting as a write of the request under test."""
+    world.client.get(f"/v1/conversations/{world.ids['conv']}/extraction-status")
+    return snapshot(world.root)
 
 
 def _post(world: World, path: str, body: Any) -> Any:
@@ -91,11 +99,11 @@ def test_lone_surrogates_are_400_and_write_nothing(world: World) -> None:
     """Each was a 500 (``UnicodeEncodeError`` from the store) before the strict parser
     refused them; the JSON escape is what a client in any language can send."""
     for path, body in _surrogate_requests(world.ids):
-        before = snapshot(world.root)
+        before = _settled(world)
         response = _post(world, path, body)
         assert response.status_code == 400, (path, body, response.text[:300])
         assert "surrogate" in response.json()["error"], (path, response.text)
-        assert snapshot(world.root) == before, (path, body)
+        assert _settled(world) == before, (path, body)
 
 
 def test_a_surrogate_pair_is_one_character_and_is_stored(world: World) -> None:
@@ -135,7 +143,7 @@ QUERIES = st.one_of(
 def test_property_query_never_500s_and_never_writes(
     world: World, cypher: str, params: dict[str, Any]
 ) -> None:
-    before = snapshot(world.root)
+    before = _settled(world)
     response = _post(world, "/v1/query", {"cypher": cypher, "params": params})
     label = (cypher, params, response.status_code, response.text[:300])
     assert response.status_code in (200, 400), label
@@ -143,7 +151,7 @@ def test_property_query_never_500s_and_never_writes(
         assert isinstance(response.json().get("error"), str), label
     else:
         assert set(response.json()) >= {"columns", "rows"}, label
-    assert snapshot(world.root) == before, ("POST /v1/query changed the store", *label)
+    assert _settled(world) == before, ("POST /v1/query changed the store", *label)
 
 
 @pytest.mark.parametrize(
@@ -159,10 +167,10 @@ def test_property_query_never_500s_and_never_writes(
     ],
 )
 def test_cypher_writes_are_400_and_write_nothing(world: World, cypher: str) -> None:
-    before = snapshot(world.root)
+    before = _settled(world)
     response = _post(world, "/v1/query", {"cypher": cypher})
     assert response.status_code in (200, 400), response.text
-    assert snapshot(world.root) == before, (cypher, response.text[:300])
+    assert _settled(world) == before, (cypher, response.text[:300])
 
 
 # -- POST /v1/entities: a reused entity keeps what it had ------------------------------------
@@ -188,14 +196,14 @@ def test_property_add_entity_never_500s_nor_overwrites_what_it_reuses(
     world: World, name: str, type: str, description: str | None, properties: Any
 ) -> None:
     ann_before = world.client.get(f"/v1/entities/{world.ids['ann']}").json()
-    before = snapshot(world.root)
+    before = _settled(world)
     body = {"name": name, "type": type, "description": description, "properties": properties}
     response = _post(world, "/v1/entities", body)
     label = (body, response.status_code, response.text[:300])
     assert response.status_code < 500, label
     if response.status_code >= 400:
         assert isinstance(response.json().get("error"), str), label
-        assert snapshot(world.root) == before, label
+        assert _settled(world) == before, label
         return
     created = response.json()
     assert isinstance(created["reused"], bool), label
@@ -258,7 +266,7 @@ def test_odd_messages_are_stored_and_extracted_without_a_500(world: World, conte
 
 
 def test_unknown_conversation_messages_are_404_and_write_nothing(world: World) -> None:
-    before = snapshot(world.root)
+    before = _settled(world)
     for path, body in [
         (f"/v1/conversations/{UNKNOWN_ID}/messages", {"role": "user", "content": "Ann"}),
         (
@@ -269,4 +277,4 @@ def test_unknown_conversation_messages_are_404_and_write_nothing(world: World) -
         response = _post(world, path, body)
         assert response.status_code == 404, response.text
         assert isinstance(response.json().get("error"), str)
-    assert snapshot(world.root) == before
+    assert _settled(world) == before
