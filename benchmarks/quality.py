@@ -69,7 +69,8 @@ __all__ = ["Corpus", "add_synthetic_options", "load_locomo", "main", "recall", "
 
 NAME = "quality"
 KS = (1, 5, 10)
-TARGET_RECALL_AT_10 = 0.90
+#: Issue 13: messages recall@10 >= 0.92 on the synthetic set (an earlier issue asked 0.90).
+TARGET_RECALL_AT_10 = 0.92
 TARGET_MARGIN_POINTS = 5.0
 LOCOMO_CATEGORIES = {
     1: "multi-hop",
