@@ -77,6 +77,22 @@ def sync_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "nams_local.cli", "sync", *args]
 
 
+def push_args(db: Path, target: Target, checkpoint: Path, *more: str) -> list[str]:
+    """`sync --to` the target from `db`, with its own checkpoint and a JSON report."""
+    return [
+        "--to",
+        target.endpoint,
+        "--api-key",
+        target.key,
+        "--db",
+        str(db),
+        "--checkpoint",
+        str(checkpoint),
+        "--json",
+        *more,
+    ]
+
+
 def run_sync(
     args: Sequence[str], tmp_path: Path, *, timeout: float = 300.0, **env: str
 ) -> subprocess.CompletedProcess[str]:

@@ -17,28 +17,13 @@ from backends.sqlite import SQLiteBackend
 from nams_local.backend import MAX_LIST_LIMIT
 from nams_local.models import NewMessage
 
-from .conftest import Target, report_of, run_sync, sync_command, sync_env
+from .conftest import Target, push_args, report_of, run_sync, sync_command, sync_env
 from .content import seed, snapshot
 
 
 async def source_snapshot(db: Path) -> dict[str, Any]:
     async with SQLiteBackend(db, embeddings=False, extraction="off") as source:
         return await snapshot(source)
-
-
-def push_args(db: Path, target: Target, checkpoint: Path, *more: str) -> list[str]:
-    return [
-        "--to",
-        target.endpoint,
-        "--api-key",
-        target.key,
-        "--db",
-        str(db),
-        "--checkpoint",
-        str(checkpoint),
-        "--json",
-        *more,
-    ]
 
 
 async def test_the_target_ends_with_the_source_content_and_a_second_run_sends_nothing(

@@ -14,7 +14,7 @@ from typing import Any
 from backends.sqlite import SQLiteBackend
 from nams_local.models import NewMessage
 
-from .conftest import Target, report_of, run_sync, sync_command, sync_env
+from .conftest import Target, push_args, report_of, run_sync, sync_command, sync_env
 
 LONG = 450
 BEFORE, AFTER = 100, 104  # small conversations created before and after the long one
@@ -67,21 +67,6 @@ async def picture(db: Path, workspace: str = "default") -> Picture:
                 out.append((conv.user_id, meta, messages))
             after = page[-1].id
     return out
-
-
-def push_args(db: Path, target: Target, checkpoint: Path, *more: str) -> list[str]:
-    return [
-        "--to",
-        target.endpoint,
-        "--api-key",
-        target.key,
-        "--db",
-        str(db),
-        "--checkpoint",
-        str(checkpoint),
-        "--json",
-        *more,
-    ]
 
 
 def _sent_in(checkpoint: Path, conversation_id: str) -> int:
