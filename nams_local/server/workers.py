@@ -272,7 +272,9 @@ class Supervisor:
                 )
                 worker.process.kill()
                 worker.process.wait()
-            clean = clean and worker.process.returncode == 0
+            # A worker still starting when the signal came has no handler yet: SIGTERM's
+            # default action ends it, which is the stop that was asked for.
+            clean = clean and worker.process.returncode in (0, -signal.SIGTERM)
             if worker.pipe >= 0:
                 os.close(worker.pipe)
                 worker.pipe = -1

@@ -38,7 +38,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
 
 def _serve(folder: Path) -> AbstractContextManager[ServeProcess]:
     args = ["--port", "0", "--db", str(folder / "w.db"), "--no-embeddings"]
-    return serve_process([*args, "--workers", str(WORKERS)], folder, stderr=folder / "serve.log")
+    return serve_process(
+        [*args, "--workers", str(WORKERS)], folder, stderr=folder / "serve.log", start_timeout=240
+    )
 
 
 Pinned = dict[int, list[httpx.AsyncClient]]
@@ -235,6 +237,8 @@ def _parent(pid: int) -> int | None:
         (["--db", ":memory:", "--workers", "2"], "needs a database file"),
         (["--bridge", "--workers", "2"], "--bridge needs --workers 1"),
         (["--workers", "0"], "at least 1"),
+        # Refused by the engine in the first worker: serve stops with the worker's status.
+        (["--workers", "2", "--no-embeddings", "--cypher-timeout", "0"], "cypher timeout"),
     ],
 )
 def test_settings_that_cannot_run_on_several_workers_are_refused(
