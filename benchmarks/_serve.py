@@ -26,11 +26,14 @@ from typing import Any
 
 import httpx
 
+from ._common import positive
+
 __all__ = [
     "REPO_ROOT",
     "ServeProcess",
     "child_environment",
     "children_cpu_seconds",
+    "direct_children",
     "process_cpu_seconds",
     "process_rss_bytes",
 ]
@@ -41,9 +44,18 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def add_serve_options(group: Any, *, extraction: Sequence[str]) -> None:
-    """``--no-embeddings`` and ``--extraction MODE``: how the benchmark's server runs."""
+    """``--no-embeddings``, ``--extraction MODE`` and ``--workers N``: how the benchmark's
+    server runs."""
     group.add_argument(
         "--no-embeddings", action="store_true", help="serve --no-embeddings (text search only)"
+    )
+    group.add_argument(
+        "--workers",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="serve --workers N (N processes over the one file; their CPU is the server's); "
+        "default 1",
     )
     group.add_argument(
         "--extraction",
@@ -115,6 +127,17 @@ def process_rss_bytes(pid: int) -> int | None:
     return pages * resource.getpagesize()
 
 
+def direct_children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (Linux ``/proc``; empty elsewhere)."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat_fields(entry.name)
+            if fields is not None and int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
 class ServeProcess:
     """``python -m nams_local.cli serve --port 0 --db DB [extra]``, up and healthy.
 
@@ -138,6 +161,8 @@ class ServeProcess:
         self.extra_env = dict(env or {})
         self.max_rss_bytes = max_rss_bytes
         self.start_timeout = start_timeout
+        #: ``serve --workers N`` (N > 1): the server's memory is its workers' too.
+        self.supervised = "--workers" in self.extra_args
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.peak_rss_bytes = 0
@@ -153,7 +178,10 @@ class ServeProcess:
         return cls(
             folder / "serve.sqlite3",
             folder / "serve.log",
-            extra_args=["--no-embeddings"] if args.no_embeddings else [],
+            extra_args=[
+                *(["--no-embeddings"] if args.no_embeddings else []),
+                *(["--workers", str(args.workers)] if getattr(args, "workers", 1) > 1 else []),
+            ],
             env={"NAMS_EXTRACTION": args.extraction} if args.extraction else {},
             max_rss_bytes=max_rss_bytes,
         )
@@ -249,7 +277,7 @@ class ServeProcess:
         while self._watching.is_set() and self.process is not None:
             if self.process.poll() is not None:
                 return
-            rss = process_rss_bytes(self.process.pid)
+            rss = self.rss_bytes()
             if rss is not None:
                 self.peak_rss_bytes = max(self.peak_rss_bytes, rss)
                 if self.max_rss_bytes is not None and rss > self.max_rss_bytes:
@@ -269,7 +297,14 @@ class ServeProcess:
         return None if self.process is None else children_cpu_seconds(self.process.pid)
 
     def rss_bytes(self) -> int | None:
-        return None if self.process is None else process_rss_bytes(self.process.pid)
+        """The server's resident size; with workers, the supervisor's plus its workers'
+        (not their Cypher workers', as a single server's excludes its own)."""
+        if self.process is None:
+            return None
+        own = process_rss_bytes(self.process.pid)
+        if own is None or not self.supervised:
+            return own
+        return own + sum(process_rss_bytes(c) or 0 for c in direct_children(self.process.pid))
 
     def stop(self, timeout: float = 20.0) -> int | None:
         """SIGTERM (a graceful shutdown), then SIGKILL after ``timeout``; the exit status."""

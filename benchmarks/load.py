@@ -380,7 +380,8 @@ def render(results: dict[str, Any]) -> str:
     mode = "adversarial (tenant 0 hostile)" if s["adversarial"] else "normal mix"
     lines = [
         f"nams-local benchmark: {NAME} — {mode}",
-        f"  nams-local serve on 127.0.0.1, embeddings {'off' if s['no_embeddings'] else 'on'}, "
+        f"  nams-local serve on 127.0.0.1 ({_processes(s)}), embeddings "
+        f"{'off' if s['no_embeddings'] else 'on'}, "
         f"extraction {s['extraction'] or 'serve default'}; {s['clients']} clients over "
         f"{s['measured_tenants']} tenant(s), {s['seconds']:g} s window; seeded "
         f"{s['tenants']} tenants x {results['seed']['conversations_per_tenant']} conversations x "
@@ -413,10 +414,12 @@ def render(results: dict[str, Any]) -> str:
         )
     if f.get("server_cpu_ms_per_request") is not None:
         workers = f.get("workers_cpu_ms_per_request")
+        own = "supervisor" if s.get("workers", 1) > 1 else "server"
         lines.append(
-            f"  server CPU per request: {f['server_cpu_ms_per_request']:.2f} ms in the server "
+            f"  server CPU per request: {f['server_cpu_ms_per_request']:.2f} ms in the {own} "
             "process"
             + (f" + {workers:.2f} ms in its worker processes" if workers else "")
+            + f" = {f['server_cpu_ms_per_request'] + (workers or 0.0):.2f} ms"
             + " (all requests of the window; steadier than requests/s on a busy machine)"
         )
     for kind, count in sorted(f.get("error_kinds", {}).items()):
@@ -447,9 +450,10 @@ def render(results: dict[str, Any]) -> str:
         + (f", {c['cpu_us_per_request']:.0f} us per request" if c["cpu_us_per_request"] else ""),
     ]
     if f["server_cores_used"] is not None:
+        total = f["server_cpu_seconds"] + (f.get("workers_cpu_seconds") or 0.0)
         lines.append(
-            f"  server cost: {f['server_cpu_seconds']:.1f} CPU-s = "
-            f"{f['server_cores_used']:.2f} cores; peak RSS {srv['peak_rss_mb']:.0f} MB"
+            f"  server cost (with its worker processes): {total:.1f} CPU-s = "
+            f"{total / s['seconds']:.2f} cores; peak RSS {srv['peak_rss_mb']:.0f} MB"
         )
     if srv.get("killed_for"):
         lines.append(f"  SERVER KILLED: {srv['killed_for']}")
@@ -474,6 +478,12 @@ def render(results: dict[str, Any]) -> str:
         + "; server and clients share it"
     )
     return "\n".join(lines)
+
+
+def _processes(settings: dict[str, Any]) -> str:
+    """How the server ran: one process, or ``serve --workers N`` (older results: one)."""
+    n = settings.get("workers", 1)
+    return f"--workers {n}: a supervisor and {n} worker processes" if n > 1 else "one process"
 
 
 def _panels(results: dict[str, Any]) -> list[BarGroup]:
@@ -551,6 +561,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "conversations_per_user": args.conversations_per_user,
             "seed_messages": args.seed_messages,
             "no_embeddings": args.no_embeddings,
+            "workers": args.workers,
             "extraction": args.extraction,
             "adversarial": args.adversarial,
             "hostile_clients": args.hostile_clients if args.adversarial else 0,
@@ -584,10 +595,12 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
 
 def report_name(args: argparse.Namespace) -> str:
     """Each variant has its own results file and README section: ``load``,
-    ``load_no_embeddings``, ``load_adversarial``, ``load_adversarial_no_embeddings``."""
+    ``load_no_embeddings``, ``load_adversarial``, ``load_adversarial_no_embeddings``, and
+    each with ``_workersN`` for ``--workers N`` (N > 1) beside the one-process figures."""
     return "_".join(
         [NAME, *(["adversarial"] if args.adversarial else []),
-         *(["no_embeddings"] if args.no_embeddings else [])]
+         *(["no_embeddings"] if args.no_embeddings else []),
+         *([f"workers{args.workers}"] if args.workers > 1 else [])]
     )  # fmt: skip
 
 

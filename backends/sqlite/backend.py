@@ -158,6 +158,9 @@ class SQLiteBackend(MemoryBackend):
             ``validity_rules.DEFAULT_SINGLE_VALUED`` (lives in, works at, married to …).
         supersession: ``False`` never closes an edge on write (every fact stays current,
             as before relationships had validity); edges still record their dates.
+        vectors_before_ack: a message write returns once its vector is stored (bounded
+            like a search's wait), not once it is queued: for several processes serving
+            one file, whose searches cannot see each other's vector queues.
     """
 
     def __init__(
@@ -182,6 +185,7 @@ class SQLiteBackend(MemoryBackend):
         cypher_limits: CypherLimits | Mapping[str, Any] | None = None,
         single_valued_types: Iterable[str] | None = None,
         supersession: bool = True,
+        vectors_before_ack: bool = False,
         _store: SQLiteStore | None = None,
     ) -> None:
         check_required(workspace, "workspace")
@@ -216,6 +220,10 @@ class SQLiteBackend(MemoryBackend):
             self._owns_store = False
         self._store = _store
         self.workspace = workspace
+        #: A message write returns once its vector is stored, not only queued: what
+        #: ``serve --workers N`` needs, as another process's vector search cannot wait
+        #: for this process's in-memory vector queue (docs/sharing-a-file.md, "Workers").
+        self.vectors_before_ack = vectors_before_ack
         self.hybrid_weight = hybrid_weight
         self._ctx = Ctx(_store, workspace)
         chosen_extractor = RuleExtractor() if extractor == "default" else extractor
@@ -271,6 +279,7 @@ class SQLiteBackend(MemoryBackend):
             summariser=config.summariser,
             observation_every=config.observation_every,
             reflection_every=config.reflection_every,
+            vectors_before_ack=self.vectors_before_ack,
             _store=self._store,
         )
 
@@ -494,6 +503,7 @@ class SQLiteBackend(MemoryBackend):
         await self._vector_room()
         [stored], start = await self._store_messages(conversation_id, [message])
         await self._pipeline.after_write(conversation_id, [stored.id], start)
+        await self._vectors_stored(conversation_id)
         return stored
 
     async def add_messages(
@@ -503,7 +513,14 @@ class SQLiteBackend(MemoryBackend):
         await self._vector_room()
         stored, start = await self._store_messages(conversation_id, list(messages))
         await self._pipeline.after_write(conversation_id, [m.id for m in stored], start)
+        await self._vectors_stored(conversation_id)
         return stored
+
+    async def _vectors_stored(self, conversation_id: str) -> None:
+        """With ``vectors_before_ack``: wait (bounded, as a search waits) for the vectors
+        of the conversation's queued messages, the ones just written included."""
+        if self.vectors_before_ack:
+            await self._vectors_settled("vector", conversation_key(conversation_id))
 
     async def persist_turn(
         self, conversation_id: str, messages: Sequence[NewMessage]

@@ -78,6 +78,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         ready_file=args.ready_file,
         allow_reset=args.allow_reset,
         ui=not args.no_ui,
+        workers=args.workers,
     )
 
 
@@ -187,6 +188,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not serve the memory inspector at /ui (docs/inspector.md); it is on by "
         "default, behind the same keys as /v1",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve from N processes over the one database file (a supervisor starts, "
+        "watches and stops them; docs/sharing-a-file.md#workers); default 1",
     )
     serve.set_defaults(func=_cmd_serve)
     mcp = sub.add_parser(

@@ -61,6 +61,7 @@ class StatusResponse(WireModel):
 class HealthResponse(WireModel):
     status: str
     version: str
+    pid: int
 
 
 class ConversationList(WireModel):

@@ -5,6 +5,9 @@ announces the address names the real port (a test or a script reads it). Access 
 the app's own (``nams_local.server``): uvicorn's access log is off, so each request is
 logged once, with the workspace hash and never the token. The engine is opened here, through
 the wiring module (``nams_local.config``), and handed to the app, which closes it on shutdown.
+
+``--workers N`` (N > 1) binds the socket the same way and hands it to N worker processes
+(``workers.py``), each running :func:`serve_on` over its own store on the same file.
 """
 
 from __future__ import annotations
@@ -14,20 +17,33 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
 from .ready import ReadyFile, ReadyServer
+from .serve_options import ServeOptions
 
-__all__ = ["DEFAULT_EXTRACTION", "LOOPBACK_HOSTS", "bind", "run"]
+__all__ = [
+    "DEFAULT_EXTRACTION",
+    "DEFAULT_WORKERS",
+    "LOOPBACK_HOSTS",
+    "announce",
+    "bind",
+    "run",
+    "serve_on",
+]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 
 #: ``serve``'s extraction mode unless ``--extraction`` or ``$NAMS_EXTRACTION`` says
 #: otherwise: in the background, like hosted NAMS (the write's cost is the write's).
 DEFAULT_EXTRACTION = "background"
+
+#: ``serve``'s process count unless ``--workers`` says otherwise (docs/sharing-a-file.md,
+#: "Workers": one process is the default until several are shown faster on small machines).
+DEFAULT_WORKERS = 1
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -85,6 +101,7 @@ def run(
     ready_file: str | Path | None = None,
     allow_reset: bool = False,
     ui: bool = True,
+    workers: int = DEFAULT_WORKERS,
 ) -> int:
     """Serve until SIGINT/SIGTERM; the exit status (0 after a graceful shutdown).
 
@@ -102,14 +119,13 @@ def run(
     ``extraction`` defaults to ``$NAMS_EXTRACTION``, else ``"background"``: like hosted NAMS,
     a write is acknowledged once the message and its extraction unit are committed, and
     clients follow ``GET /v1/conversations/{id}/extraction-status``.
-    """
-    import uvicorn
 
+    ``workers`` > 1 serves from that many processes over the one database file, supervised
+    by this one (``workers.py``); refused (exit status 2) with an in-memory database or the
+    TCK bridge, whose state would be per process.
+    """
     from nams_local import config as wiring
     from nams_local.errors import NamsError
-
-    from .app import create_app
-    from .middleware import DEFAULT_MAX_BODY_BYTES
 
     out = out or sys.stdout
     _configure_logging(sys.stderr)
@@ -124,81 +140,168 @@ def run(
             file=sys.stderr,
         )
         return 2
+    refused = _refuse_workers(workers, path, bridge)
+    if refused is not None:
+        print(f"nams-local serve: {refused}", file=sys.stderr)
+        return 2
+    try:
+        chosen = extraction or wiring.extraction_from_env() or DEFAULT_EXTRACTION
+    except NamsError as exc:
+        print(f"nams-local serve: {exc.message}", file=sys.stderr)
+        return 2
+    options = ServeOptions(
+        db=path,
+        api_keys=tuple(api_keys),
+        embeddings=embeddings,
+        max_body_bytes=max_body_bytes,
+        bridge=None if bridge is None else str(bridge),
+        extraction=chosen,
+        cypher_timeout=cypher_timeout,
+        cypher_memory_mb=cypher_memory_mb,
+        allow_reset=allow_reset,
+        ui=ui,
+        vectors_before_ack=workers > 1 and embeddings,
+    )
     try:
         sock = bind(host, port)
     except OSError as exc:
         print(f"nams-local serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1
-    cypher: dict[str, float | int | bool] = {"prestart": True}
-    if cypher_timeout is not None:
-        cypher["timeout"] = cypher_timeout
-    if cypher_memory_mb is not None:
-        cypher["memory_mb"] = cypher_memory_mb
-    try:
-        chosen = extraction or wiring.extraction_from_env() or DEFAULT_EXTRACTION
-        root = wiring.open_local_backend(
-            path, embeddings=embeddings, extraction=chosen, cypher_limits=cypher
-        )
-    except NamsError as exc:  # an option out of range, such as --cypher-timeout 0
-        sock.close()
-        print(f"nams-local serve: {exc.message}", file=sys.stderr)
-        return 2
-    except BaseException:
-        sock.close()
-        raise
-    try:
-        app = create_app(
-            root,
-            db=path,
-            api_keys=api_keys,
-            max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
-            bridge=bridge,
-            owns_backend=True,
-            allow_reset=allow_reset,
-            ui=ui,
-        )
-    except BaseException:
-        sock.close()
-        asyncio.run(root.aclose())
-        raise
     actual_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
-    auth = f"{len(api_keys)} configured key(s)" if api_keys else "open (any bearer token)"
+    endpoint = f"http://{shown_host}:{actual_port}/v1"
+
+    def on_ready() -> None:
+        if ready is not None:
+            ready.write(endpoint, actual_port)
+
+    try:
+        if workers > 1:
+            from .workers import Supervisor
+
+            def announce_all() -> None:
+                announce(out, host, actual_port, options, workers=workers)
+                on_ready()
+
+            return Supervisor(sock, options, workers, on_ready=announce_all).run()
+        return serve_on(
+            sock,
+            options,
+            on_open=lambda: announce(out, host, actual_port, options),
+            on_ready=on_ready,
+        )
+    finally:
+        sock.close()
+        if ready is not None:
+            ready.remove()
+
+
+def _refuse_workers(workers: int, path: str, bridge: str | Path | None) -> str | None:
+    """Why ``--workers`` cannot be honoured with these settings (``None``: it can)."""
+    if workers < 1:
+        return f"--workers must be at least 1, not {workers}"
+    if workers == 1:
+        return None
+    if path == ":memory:" or path.startswith("file::memory:"):
+        return "--workers > 1 needs a database file (an in-memory one would be per worker)"
+    if bridge is not None:
+        return "--bridge needs --workers 1 (the TCK bridge's store would be per worker)"
+    return None
+
+
+def announce(out: TextIO, host: str, port: int, options: ServeOptions, *, workers: int = 1) -> None:
+    """The lines that say where the server listens (the first one is parsed by scripts),
+    then the warnings about risky settings."""
+    shown_host = f"[{host}]" if ":" in host else host
+    keys = len(options.api_keys)
+    auth = f"{keys} configured key(s)" if keys else "open (any bearer token)"
+    processes = f"; {workers} workers" if workers > 1 else ""
     print(
-        f"nams-local serving http://{shown_host}:{actual_port}/v1 (db: {path}; auth: {auth})",
+        f"nams-local serving http://{shown_host}:{port}/v1 (db: {options.db}; auth: {auth}"
+        f"{processes})",
         file=out,
         flush=True,
     )
-    if bridge is not None:
+    if options.bridge is not None:
         print(
-            f"TCK bridge at http://{shown_host}:{actual_port}/bridge (its own store: {bridge})",
+            f"TCK bridge at http://{shown_host}:{port}/bridge (its own store: {options.bridge})",
             file=out,
             flush=True,
         )
-    if ui:
-        print(f"memory inspector at http://{shown_host}:{actual_port}/ui", file=out, flush=True)
-    if not api_keys and host not in LOOPBACK_HOSTS:
+    if options.ui:
+        print(f"memory inspector at http://{shown_host}:{port}/ui", file=out, flush=True)
+    if not options.api_keys and host not in LOOPBACK_HOSTS:
         print(
             "warning: no --api-key on a non-loopback address: anyone who can reach it can "
             "read and write memory (each token gets its own workspace)",
             file=sys.stderr,
         )
-    if allow_reset:
+    if options.allow_reset:
         print(
             "warning: --allow-reset: POST /v1/testing/reset empties the caller's workspace",
             file=sys.stderr,
         )
+
+
+def serve_on(
+    sock: socket.socket,
+    options: ServeOptions,
+    *,
+    on_open: Callable[[], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> int:
+    """Open the store, build the app and serve it on the listening ``sock`` until
+    SIGINT/SIGTERM; the exit status (2: a setting the engine refused).
+
+    ``on_open`` runs once the app is built (the banner), ``on_ready`` once uvicorn accepts
+    requests (the ready file, or a worker telling its supervisor)."""
+    import uvicorn
+
+    from nams_local import config as wiring
+    from nams_local.errors import NamsError
+
+    from .app import create_app
+    from .middleware import DEFAULT_MAX_BODY_BYTES
+
+    _configure_logging(sys.stderr)
+    cypher: dict[str, float | int | bool] = {"prestart": True}
+    if options.cypher_timeout is not None:
+        cypher["timeout"] = options.cypher_timeout
+    if options.cypher_memory_mb is not None:
+        cypher["memory_mb"] = options.cypher_memory_mb
+    engine: dict[str, object] = {}
+    if options.vectors_before_ack:
+        engine["vectors_before_ack"] = True
+    try:
+        root = wiring.open_local_backend(
+            options.db,
+            embeddings=options.embeddings,
+            extraction=options.extraction,
+            cypher_limits=cypher,
+            **engine,
+        )
+    except NamsError as exc:  # an option out of range, such as --cypher-timeout 0
+        print(f"nams-local serve: {exc.message}", file=sys.stderr)
+        return 2
+    try:
+        app = create_app(
+            root,
+            db=options.db,
+            api_keys=options.api_keys,
+            max_body_bytes=options.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+            bridge=options.bridge,
+            owns_backend=True,
+            allow_reset=options.allow_reset,
+            ui=options.ui,
+        )
+    except BaseException:
+        asyncio.run(root.aclose())
+        raise
+    if on_open is not None:
+        on_open()
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    endpoint = f"http://{shown_host}:{actual_port}/v1"
-    server = ReadyServer(
-        config, on_ready=None if ready is None else lambda: ready.write(endpoint, actual_port)
-    )
+    server = ReadyServer(config, on_ready=on_ready)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _ignore)
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
-        if ready is not None:
-            ready.remove()
+    server.run(sockets=[sock])
     return 0 if server.started else 1

@@ -48,12 +48,17 @@ def _first_line(process: subprocess.Popen[str], timeout: float) -> str:
 
 @contextmanager
 def serve_process(
-    args: Sequence[str], tmp_path: Path, *, stderr: Path | None = None
+    args: Sequence[str],
+    tmp_path: Path,
+    *,
+    stderr: Path | None = None,
+    start_timeout: float = 60.0,
 ) -> Iterator[ServeProcess]:
     """``nams-local serve <args>`` in a subprocess, up and healthy; killed if still running.
 
     ``stderr``: a file for the server's log (a busy server's access log would fill a pipe
-    nobody reads, and then block the server)."""
+    nobody reads, and then block the server). ``start_timeout``: how long the banner may
+    take (``--workers N`` starts its workers one phase after another)."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path),
@@ -69,11 +74,11 @@ def serve_process(
         env=env,
     )
     try:
-        banner = _first_line(process, timeout=60)
+        banner = _first_line(process, timeout=start_timeout)
         match = _LISTENING.search(banner)
         assert match, banner
         base_url = f"http://127.0.0.1:{match.group(1)}"
-        wait_until_healthy(base_url, timeout=60)
+        wait_until_healthy(base_url, timeout=start_timeout)
         yield ServeProcess(process, base_url, banner)
     finally:
         if process.poll() is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fastapi import APIRouter
@@ -17,4 +18,7 @@ router = APIRouter(tags=["System"])
 
 @router.get("/healthz", response_model=None, responses={200: {"model": HealthResponse}})
 async def healthz() -> dict[str, Any]:
-    return {"status": "ok", "version": __version__}
+    """``pid`` names the process that answered: with ``serve --workers N`` a client (or a
+    test) can tell which worker a connection reached. A pid is no secret (the ready file
+    publishes the supervisor's)."""
+    return {"status": "ok", "version": __version__, "pid": os.getpid()}
