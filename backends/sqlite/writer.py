@@ -67,6 +67,8 @@ from sqlalchemy import Connection
 
 from nams_local.errors import NamsError
 
+from .writer_stats import GroupStats
+
 __all__ = [
     "BACKGROUND_GROUP_COST",
     "BACKGROUND_MAX_WAIT",
@@ -125,6 +127,8 @@ class _Job:
     queued_at: float = 0.0
     #: What it holds the writer for, in small single writes (group budgets, queue caps).
     cost: int = 1
+    #: A background unit (queued extraction and summaries), not a request's.
+    background: bool = False
     hooks: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -211,6 +215,8 @@ class WriterLane:
         self.units = 0
         #: Groups rolled back and replayed member by member.
         self.replays = 0
+        #: Each group's writer time and CPU, by priority and workspace (``writer_stats``).
+        self.stats = GroupStats.from_environment()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -233,7 +239,9 @@ class WriterLane:
         the future resolves after its commit. ``key``: its workspace (fairness);
         ``background``: it yields to request units; ``cost``: what it holds the writer
         for (``text_cost``; see the module docstring)."""
-        job = _Job(fn, args, kwargs, Future(), unit=True, key=key, cost=max(1, cost))
+        job = _Job(
+            fn, args, kwargs, Future(), unit=True, key=key, cost=max(1, cost), background=background
+        )
         return self._put(job, self._background if background else self._requests)
 
     def blocker(self, key: str) -> Future[Any] | None:
@@ -312,6 +320,7 @@ class WriterLane:
         while True:
             batch = self._next()
             if batch is None:
+                self.stats.close()
                 return
             batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
             if not batch:
@@ -326,10 +335,18 @@ class WriterLane:
             self.largest_group = max(self.largest_group, len(batch))
             self.commits += 1
             self.units += len(batch)
+            started, cpu = time.perf_counter(), time.thread_time()
             if len(batch) == 1:
                 self._alone(batch[0])
             else:
                 self._group(batch)
+            self.stats.record(
+                batch[0].background,
+                [job.key for job in batch],
+                [job.cost for job in batch],
+                time.perf_counter() - started,
+                time.thread_time() - cpu,
+            )
 
     def _alone(self, job: _Job) -> None:
         conn = self.conn
