@@ -266,6 +266,13 @@ class SQLiteStore:
         """Run ``unit(conn)`` as a unit of work and wait for its commit (lane threads)."""
         self._writer.unit(unit, (self.conn,), {}).result()
 
+    def queue_unit(
+        self, cost: int, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs
+    ) -> Future[R]:
+        """Queue a request-priority unit of work without waiting for it (callable from the
+        writer thread, e.g. from a commit hook); its future resolves after its commit."""
+        return self._writer.unit(fn, args, kwargs, key=_key(args), cost=cost)
+
     def after_commit(self, hook: Callable[[], None]) -> None:
         """From a unit of work: run ``hook`` once its transaction has committed."""
         self._writer.after_commit(hook)

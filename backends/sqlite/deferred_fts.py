@@ -1,0 +1,179 @@
+"""Full-text indexing of big writes, after their commit, in small writer units.
+
+SQLite has one writer, and every tenant's write waits for the unit that holds it. A bulk
+of 100 messages near the body limit (about 900 KB of text) spent most of its writer time
+in its FTS5 insert: the writer trace of the adversarial load showed that group holding the
+writer for about 55 ms of CPU (several hundred ms of wall time on a busy machine) while
+the other tenants' single writes queued behind it. A bulk is still one all-or-nothing
+transaction (docs/wire-decisions.md L9): its messages, counters, extraction and vector
+queue rows commit together, and so do durable ``fts_queue`` rows naming the messages whose
+full-text entries are still to write. Right after the commit the store indexes those rows
+in units of at most ``CHUNK_CHARS`` characters (at least one message), keyed by the
+workspace, so the writer's round-robin lets every other waiting workspace in between
+chunks. Writes with less text than ``DEFER_CHARS`` (nearly all) index inline, as before.
+
+Read-your-writes stays true, also across processes: every reader of ``messages_fts``
+first checks, in its own read transaction, whether its workspace has queued rows
+(``require_indexed``: one indexed lookup). If it has, the read raises ``Unindexed``; the
+backend has the writer index the workspace's queue (``settle``) and reads again. A message
+acknowledged before a search started is committed with its queue row, so the search
+either sees it indexed or sees the queue row and waits for it -- only searches of the
+workspace that wrote the big bulk ever wait. A crash loses nothing: the queue is in the
+file, and the next open (or the first search of the workspace) indexes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
+from typing import TypeVar
+
+from nams_local.errors import BackendUnavailableError
+
+from .dbapi import raw_connection
+from .store import Ctx, SQLiteStore
+from .text import message_scope
+from .writer import text_cost
+
+__all__ = [
+    "CHUNK_CHARS",
+    "DEFER_CHARS",
+    "MAX_SETTLE_ROUNDS",
+    "Unindexed",
+    "defer",
+    "index_chunk",
+    "pending_workspaces",
+    "read_indexed",
+    "require_indexed",
+    "resume",
+    "settle",
+    "should_defer",
+]
+
+R = TypeVar("R")
+
+log = logging.getLogger("nams_local.sqlite")
+
+#: A write whose messages hold more characters than this leaves their FTS entries to the
+#: queue (a bulk of 100 messages of 9,000 characters does; a usual write does not).
+DEFER_CHARS = 32 * 1024
+#: One indexing unit writes the entries of at most this many characters (and at least one
+#: message): a few milliseconds of writer time.
+CHUNK_CHARS = 64 * 1024
+#: A search settles its workspace's queue at most this many times (new big writes of the
+#: same workspace may keep arriving) before it answers 503.
+MAX_SETTLE_ROUNDS = 8
+
+_QUEUE = "INSERT INTO fts_queue(message_pk, workspace) VALUES (?, ?)"
+_ANY_QUEUED = "SELECT 1 FROM fts_queue WHERE workspace = ? LIMIT 1"
+_QUEUED = (
+    "SELECT q.message_pk, m.content, c.id, c.user_id FROM fts_queue q "
+    "JOIN messages m ON m.pk = q.message_pk JOIN conversations c ON c.pk = m.conversation_pk "
+    "WHERE q.workspace = ? ORDER BY q.message_pk LIMIT ?"
+)
+_INSERT_FTS = "INSERT INTO messages_fts(rowid, body, scope) VALUES (?, ?, ?)"
+_UNQUEUE = "DELETE FROM fts_queue WHERE message_pk = ?"
+_WORKSPACES = "SELECT DISTINCT workspace FROM fts_queue"
+#: Rows read per chunk at most (``CHUNK_CHARS`` usually stops it first).
+_CHUNK_ROWS = 256
+
+
+class Unindexed(Exception):
+    """A read of ``messages_fts`` found queued rows of its workspace (``settle``, retry)."""
+
+
+def should_defer(chars: int) -> bool:
+    """Whether a write of ``chars`` characters of messages defers its FTS entries."""
+    return chars > DEFER_CHARS
+
+
+def defer(ctx: Ctx, pks: Sequence[int]) -> None:
+    """From a message write: queue the messages' FTS entries (in its transaction) and
+    have them indexed once it has committed."""
+    raw_connection(ctx.conn).executemany(_QUEUE, [(pk, ctx.workspace) for pk in pks])
+    store = ctx.store
+    store.after_commit(lambda: _schedule(store, ctx))
+
+
+def require_indexed(ctx: Ctx) -> None:
+    """Before a read of ``messages_fts``: nothing if the workspace has no queued rows; on a
+    reader thread ``Unindexed`` (the backend settles and reads again); in a unit of work on
+    the writer (legacy reads, ``:memory:`` stores) the rows are indexed here and now."""
+    if raw_connection(ctx.conn).execute(_ANY_QUEUED, (ctx.workspace,)).fetchone() is None:
+        return
+    if ctx.connection is not None:
+        raise Unindexed(ctx.workspace)
+    while index_chunk(ctx):
+        pass
+
+
+def index_chunk(ctx: Ctx) -> bool:
+    """A unit of work: index the workspace's oldest queued rows, up to ``CHUNK_CHARS``
+    characters. Returns whether more are queued."""
+    raw = raw_connection(ctx.conn)
+    rows = raw.execute(_QUEUED, (ctx.workspace, _CHUNK_ROWS)).fetchall()
+    taken: list[tuple[int, str, str]] = []
+    chars = 0
+    for pk, content, conversation_id, user_id in rows:
+        if taken and chars + len(content) > CHUNK_CHARS:
+            break
+        taken.append((int(pk), content, message_scope(ctx.workspace, user_id, conversation_id)))
+        chars += len(content)
+    if taken:
+        raw.executemany(_INSERT_FTS, taken)
+        raw.executemany(_UNQUEUE, [(pk,) for pk, _, _ in taken])
+    return len(taken) < len(rows) or len(rows) == _CHUNK_ROWS
+
+
+def _submit(store: SQLiteStore, ctx: Ctx) -> Future[bool]:
+    return store.queue_unit(text_cost(CHUNK_CHARS), index_chunk, ctx)
+
+
+def _schedule(store: SQLiteStore, ctx: Ctx) -> None:
+    """Index the workspace's queue chunk by chunk, each chunk a writer unit of its own."""
+    if store.closed:
+        return  # the next open (or search) indexes what is left
+
+    def next_chunk(done: Future[bool]) -> None:
+        try:
+            more = done.result()
+        except Exception as error:  # the queue stays; a search or the next open retries
+            log.warning("deferred full-text indexing failed: %r", error)
+            return
+        if more:
+            _schedule(store, ctx)
+
+    try:
+        _submit(store, ctx).add_done_callback(next_chunk)
+    except RuntimeError:  # the writer lane stopped meanwhile
+        return
+
+
+async def settle(store: SQLiteStore, ctx: Ctx) -> None:
+    """Index every row the workspace has queued (chunk by chunk, on the writer)."""
+    while await store.run_weighted(text_cost(CHUNK_CHARS), index_chunk, ctx):
+        pass
+
+
+async def read_indexed(store: SQLiteStore, ctx: Ctx, read: Callable[[], Awaitable[R]]) -> R:
+    """``await read()``, settling the workspace's queue first whenever it says so."""
+    for _ in range(MAX_SETTLE_ROUNDS):
+        try:
+            return await read()
+        except Unindexed:
+            await settle(store, ctx)
+    raise BackendUnavailableError(
+        "the full-text index of this workspace is still catching up with its writes; retry"
+    )
+
+
+def pending_workspaces(ctx: Ctx) -> list[str]:
+    """Workspaces with queued rows (left by a crash or by another process)."""
+    return [str(ws) for (ws,) in raw_connection(ctx.conn).execute(_WORKSPACES).fetchall()]
+
+
+def resume(store: SQLiteStore, workspaces: Sequence[str]) -> None:
+    """Index what earlier processes left queued, in the background of a new store."""
+    for workspace in workspaces:
+        _schedule(store, Ctx(store, workspace))
