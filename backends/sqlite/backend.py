@@ -414,9 +414,9 @@ class SQLiteBackend(MemoryBackend):
         """``_read`` without waiting for extraction (the pipeline's own reads)."""
         self._pipeline.start()
 
-        async def read() -> R:
+        async def read(ctx: Ctx) -> R:
             async with self._store.lanes.reads.slot(self.workspace):
-                return await self._store.read(fn, self._ctx, *args, **kwargs)
+                return await self._store.read(fn, ctx, *args, **kwargs)
 
         # A read of a workspace with queued full-text rows settles them first.
         return await deferred_fts.read_indexed(self._store, self._ctx, read)

@@ -15,7 +15,9 @@ chunks. Writes with less text than ``DEFER_CHARS`` (nearly all) index inline, as
 Read-your-writes stays true, also across processes: every reader of ``messages_fts``
 first checks, in its own read transaction, whether its workspace has queued rows
 (``require_indexed``: one indexed lookup). If it has, the read raises ``Unindexed``; the
-backend has the writer index the workspace's queue (``settle``) and reads again. A message
+backend has the writer index the rows queued up to the newest one that read saw
+(``settle``) and reads again, ignoring rows queued since: those were not acknowledged when
+the read began, so a tenant streaming big bulks cannot keep its own search waiting. A message
 acknowledged before a search started is committed with its queue row, so the search
 either sees it indexed or sees the queue row and waits for it -- only searches of the
 workspace that wrote the big bulk ever wait. A crash loses nothing: the queue is in the
@@ -24,6 +26,8 @@ file, and the next open (or the first search of the workspace) indexes it.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
@@ -40,6 +44,7 @@ __all__ = [
     "CHUNK_CHARS",
     "DEFER_CHARS",
     "MAX_SETTLE_ROUNDS",
+    "SETTLE_UNITS",
     "Unindexed",
     "defer",
     "index_chunk",
@@ -66,21 +71,31 @@ CHUNK_CHARS = 64 * 1024
 MAX_SETTLE_ROUNDS = 8
 
 _QUEUE = "INSERT INTO fts_queue(message_pk, workspace) VALUES (?, ?)"
-_ANY_QUEUED = "SELECT 1 FROM fts_queue WHERE workspace = ? LIMIT 1"
+_LAST_QUEUED = "SELECT max(message_pk) FROM fts_queue WHERE workspace = ? AND message_pk <= ?"
 _QUEUED = (
     "SELECT q.message_pk, m.content, c.id, c.user_id FROM fts_queue q "
     "JOIN messages m ON m.pk = q.message_pk JOIN conversations c ON c.pk = m.conversation_pk "
-    "WHERE q.workspace = ? ORDER BY q.message_pk LIMIT ?"
+    "WHERE q.workspace = ? AND q.message_pk <= ? ORDER BY q.message_pk LIMIT ?"
 )
 _INSERT_FTS = "INSERT INTO messages_fts(rowid, body, scope) VALUES (?, ?, ?)"
 _UNQUEUE = "DELETE FROM fts_queue WHERE message_pk = ?"
 _WORKSPACES = "SELECT DISTINCT workspace FROM fts_queue"
+#: No bound on the queued rows a read or a chunk looks at (SQLite's largest rowid).
+_NO_LIMIT = 2**63 - 1
+#: Chunk units a settling search queues at once.
+SETTLE_UNITS = 4
 #: Rows read per chunk at most (``CHUNK_CHARS`` usually stops it first).
 _CHUNK_ROWS = 256
 
 
 class Unindexed(Exception):
-    """A read of ``messages_fts`` found queued rows of its workspace (``settle``, retry)."""
+    """A read of ``messages_fts`` found queued rows of its workspace, up to message pk
+    ``upto`` (``settle`` them, then read again)."""
+
+    def __init__(self, workspace: str, upto: int) -> None:
+        super().__init__(workspace, upto)
+        self.workspace = workspace
+        self.upto = upto
 
 
 def should_defer(chars: int) -> bool:
@@ -97,22 +112,26 @@ def defer(ctx: Ctx, pks: Sequence[int]) -> None:
 
 
 def require_indexed(ctx: Ctx) -> None:
-    """Before a read of ``messages_fts``: nothing if the workspace has no queued rows; on a
-    reader thread ``Unindexed`` (the backend settles and reads again); in a unit of work on
-    the writer (legacy reads, ``:memory:`` stores) the rows are indexed here and now."""
-    if raw_connection(ctx.conn).execute(_ANY_QUEUED, (ctx.workspace,)).fetchone() is None:
+    """Before a read of ``messages_fts``: nothing if the workspace has no queued rows (up to
+    ``ctx.fts_upto``); on a reader thread ``Unindexed`` (the backend settles and reads
+    again); in a unit of work on the writer (legacy reads, ``:memory:`` stores) the rows
+    are indexed here and now."""
+    upto = ctx.fts_upto if ctx.fts_upto is not None else _NO_LIMIT
+    found = raw_connection(ctx.conn).execute(_LAST_QUEUED, (ctx.workspace, upto)).fetchone()
+    if found is None or found[0] is None:
         return
     if ctx.connection is not None:
-        raise Unindexed(ctx.workspace)
-    while index_chunk(ctx):
+        raise Unindexed(ctx.workspace, int(found[0]))
+    while index_chunk(ctx, upto):
         pass
 
 
-def index_chunk(ctx: Ctx) -> bool:
-    """A unit of work: index the workspace's oldest queued rows, up to ``CHUNK_CHARS``
-    characters. Returns whether more are queued."""
+def index_chunk(ctx: Ctx, upto: int | None = None) -> bool:
+    """A unit of work: index the workspace's oldest queued rows (those up to message pk
+    ``upto``), up to ``CHUNK_CHARS`` characters. Returns whether more are queued."""
     raw = raw_connection(ctx.conn)
-    rows = raw.execute(_QUEUED, (ctx.workspace, _CHUNK_ROWS)).fetchall()
+    limit = _NO_LIMIT if upto is None else upto
+    rows = raw.execute(_QUEUED, (ctx.workspace, limit, _CHUNK_ROWS)).fetchall()
     taken: list[tuple[int, str, str]] = []
     chars = 0
     for pk, content, conversation_id, user_id in rows:
@@ -150,19 +169,27 @@ def _schedule(store: SQLiteStore, ctx: Ctx) -> None:
         return
 
 
-async def settle(store: SQLiteStore, ctx: Ctx) -> None:
-    """Index every row the workspace has queued (chunk by chunk, on the writer)."""
-    while await store.run_weighted(text_cost(CHUNK_CHARS), index_chunk, ctx):
-        pass
+async def settle(store: SQLiteStore, ctx: Ctx, upto: int) -> None:
+    """Index the rows the workspace queued up to message pk ``upto``: ``SETTLE_UNITS``
+    chunk units at a time (the writer's round-robin may take several into one group)."""
+    cost = text_cost(CHUNK_CHARS)
+    while True:
+        more = await asyncio.gather(
+            *(store.run_weighted(cost, index_chunk, ctx, upto) for _ in range(SETTLE_UNITS))
+        )
+        if not more[-1]:
+            return
 
 
-async def read_indexed(store: SQLiteStore, ctx: Ctx, read: Callable[[], Awaitable[R]]) -> R:
-    """``await read()``, settling the workspace's queue first whenever it says so."""
+async def read_indexed(store: SQLiteStore, ctx: Ctx, read: Callable[[Ctx], Awaitable[R]]) -> R:
+    """``await read(ctx)``; if the workspace has queued rows, index those queued before
+    the read and read again, ignoring rows queued since (not acknowledged when it began)."""
     for _ in range(MAX_SETTLE_ROUNDS):
         try:
-            return await read()
-        except Unindexed:
-            await settle(store, ctx)
+            return await read(ctx)
+        except Unindexed as unindexed:
+            await settle(store, ctx, unindexed.upto)
+            ctx = dataclasses.replace(ctx, fts_upto=unindexed.upto)
     raise BackendUnavailableError(
         "the full-text index of this workspace is still catching up with its writes; retry"
     )

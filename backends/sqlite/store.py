@@ -533,6 +533,9 @@ class Ctx:
 
     #: A reader thread's connection; ``None`` means the writer's.
     connection: Connection | None = None
+    #: Full-text rows queued after this message pk need not be indexed for this read
+    #: (``deferred_fts.read_indexed``: they were not acknowledged when it started).
+    fts_upto: int | None = None
 
     @property
     def conn(self) -> Connection:
