@@ -42,6 +42,7 @@ from .writer import text_cost
 
 __all__ = [
     "CHUNK_CHARS",
+    "CHUNK_COST",
     "DEFER_CHARS",
     "MAX_SETTLE_ROUNDS",
     "SETTLE_UNITS",
@@ -64,8 +65,12 @@ log = logging.getLogger("nams_local.sqlite")
 #: queue (a bulk of 100 messages of 9,000 characters does; a usual write does not).
 DEFER_CHARS = 32 * 1024
 #: One indexing unit writes the entries of at most this many characters (and at least one
-#: message): a few milliseconds of writer time.
-CHUNK_CHARS = 64 * 1024
+#: message): about 2.5 ms of writer CPU on a busy 2-core machine (64 KiB chunks measured
+#: about 10 ms each, and five of them shared a group with other tenants' writes).
+CHUNK_CHARS = 16 * 1024
+#: What a chunk unit costs the writer's group budget (``writer.text_cost`` counts 4,096
+#: characters as one small write; an FTS5 insert costs about twice that per character).
+CHUNK_COST = 2 * text_cost(CHUNK_CHARS)
 #: A search settles its workspace's queue at most this many times (new big writes of the
 #: same workspace may keep arriving) before it answers 503.
 MAX_SETTLE_ROUNDS = 8
@@ -82,8 +87,8 @@ _UNQUEUE = "DELETE FROM fts_queue WHERE message_pk = ?"
 _WORKSPACES = "SELECT DISTINCT workspace FROM fts_queue"
 #: No bound on the queued rows a read or a chunk looks at (SQLite's largest rowid).
 _NO_LIMIT = 2**63 - 1
-#: Chunk units a settling search queues at once.
-SETTLE_UNITS = 4
+#: Chunk units a settling search queues at once (at most ~20 ms of writer CPU together).
+SETTLE_UNITS = 8
 #: Rows read per chunk at most (``CHUNK_CHARS`` usually stops it first).
 _CHUNK_ROWS = 256
 
@@ -146,7 +151,7 @@ def index_chunk(ctx: Ctx, upto: int | None = None) -> bool:
 
 
 def _submit(store: SQLiteStore, ctx: Ctx) -> Future[bool]:
-    return store.queue_unit(text_cost(CHUNK_CHARS), index_chunk, ctx)
+    return store.queue_unit(CHUNK_COST, index_chunk, ctx)
 
 
 def _schedule(store: SQLiteStore, ctx: Ctx) -> None:
@@ -172,10 +177,9 @@ def _schedule(store: SQLiteStore, ctx: Ctx) -> None:
 async def settle(store: SQLiteStore, ctx: Ctx, upto: int) -> None:
     """Index the rows the workspace queued up to message pk ``upto``: ``SETTLE_UNITS``
     chunk units at a time (the writer's round-robin may take several into one group)."""
-    cost = text_cost(CHUNK_CHARS)
     while True:
         more = await asyncio.gather(
-            *(store.run_weighted(cost, index_chunk, ctx, upto) for _ in range(SETTLE_UNITS))
+            *(store.run_weighted(CHUNK_COST, index_chunk, ctx, upto) for _ in range(SETTLE_UNITS))
         )
         if not more[-1]:
             return
