@@ -441,7 +441,10 @@ class SQLiteBackend(MemoryBackend):
     ) -> tuple[list[Message], extraction_queue.Start | None]:
         """Write messages as one unit whose writer cost is their text (``writer.py``)."""
         self._pipeline.start()
-        cost = text_cost(sum(len(m.content) for m in messages), len(messages))
+        chars = sum(len(m.content) for m in messages)
+        if deferred_fts.should_defer(chars):
+            await self._store.fts_backlog.room(self.workspace)
+        cost = text_cost(chars, len(messages))
         return await self._store.run_weighted(
             cost,
             extraction_queue.store_messages,

@@ -218,8 +218,9 @@ def add_messages(
                 token_count=tokens,
             )
         )
-    if deferred_fts.should_defer(sum(len(msg.content) for msg in messages)):
-        deferred_fts.defer(ctx, pks)  # a big bulk: indexed in small units after its commit
+    chars = sum(len(msg.content) for msg in messages)
+    if deferred_fts.should_defer(chars):
+        deferred_fts.defer(ctx, pks, chars)  # a big bulk: indexed in small units after commit
     else:
         raw.executemany(
             _INSERT_FTS, [(pk, msg.content, scope) for pk, msg in zip(pks, messages, strict=True)]

@@ -108,12 +108,17 @@ def should_defer(chars: int) -> bool:
     return chars > DEFER_CHARS
 
 
-def defer(ctx: Ctx, pks: Sequence[int]) -> None:
-    """From a message write: queue the messages' FTS entries (in its transaction) and
-    have them indexed once it has committed."""
+def defer(ctx: Ctx, pks: Sequence[int], chars: int) -> None:
+    """From a message write of ``chars`` characters: queue the messages' FTS entries (in
+    its transaction) and have them indexed once it has committed."""
     raw_connection(ctx.conn).executemany(_QUEUE, [(pk, ctx.workspace) for pk in pks])
     store = ctx.store
-    store.after_commit(lambda: _schedule(store, ctx))
+
+    def committed() -> None:
+        store.fts_backlog.add(ctx.workspace, chars)
+        _schedule(store, ctx)
+
+    store.after_commit(committed)
 
 
 def require_indexed(ctx: Ctx) -> None:
@@ -147,6 +152,8 @@ def index_chunk(ctx: Ctx, upto: int | None = None) -> bool:
     if taken:
         raw.executemany(_INSERT_FTS, taken)
         raw.executemany(_UNQUEUE, [(pk,) for pk, _, _ in taken])
+        backlog, workspace = ctx.store.fts_backlog, ctx.workspace
+        ctx.store.after_commit(lambda: backlog.remove(workspace, chars))
     return len(taken) < len(rows) or len(rows) == _CHUNK_ROWS
 
 

@@ -48,6 +48,7 @@ from .driver import DriverChoice, DriverInfo, open_engine
 from .embedding_batcher import EmbeddingBatcher
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
+from .fts_backlog import FtsBacklog
 from .graph import EntityGraphMirror
 from .lanes import Lanes
 from .passages import PassageEmbedder, PassageIndex
@@ -118,6 +119,8 @@ class SQLiteStore:
         self._writer = WriterLane("nams-sqlite", self._forget_mirrors)
         self._closed = False
         self._resume_claimed = False
+        #: Un-indexed characters of deferred full-text rows, per workspace (``fts_backlog``).
+        self.fts_backlog = FtsBacklog()
         self._lock = threading.Lock()
         self._graphs: dict[str, EntityGraphMirror] = {}
         #: Rows left in ``vector_queue`` by an earlier process (found by the migration).

@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from backends.sqlite import SQLiteBackend, deferred_fts
+from backends.sqlite import SQLiteBackend, deferred_fts, fts_backlog
 from backends.sqlite.deferred_fts import CHUNK_CHARS, DEFER_CHARS
 from nams_local import NewMessage
+from nams_local.errors import TooManyRequestsError
 
 ROOT = Path(__file__).resolve().parents[3]
 #: A hostile bulk: 100 messages of 9,000 characters (about 90 % of the 1 MiB body limit).
@@ -173,3 +174,39 @@ def test_kill_9_with_indexing_queued_loses_nothing_and_resumes_on_open(tmp_path:
             await backend.aclose()
 
     asyncio.run(reopen())
+
+
+def test_a_workspace_whose_big_writes_outrun_its_index_waits_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``MAX_BACKLOG_CHARS`` un-indexed, a workspace's next big write waits (then 429,
+    nothing written); another workspace's big write does not; once the backlog is indexed
+    the workspace writes again."""
+    monkeypatch.setattr(deferred_fts, "_schedule", lambda store, ctx: None)
+    monkeypatch.setattr(fts_backlog, "WAIT_SECONDS", 0.5)
+    db = tmp_path / "backlog.db"
+    bulk = [long_message(i) for i in range(BULK)]
+    bulks_over_bound = fts_backlog.MAX_BACKLOG_CHARS // (BULK * CHARS) + 1
+
+    async def scenario() -> None:
+        hostile = SQLiteBackend(db, embeddings=False, extraction="off", workspace="hostile")
+        other = hostile.for_workspace("other")
+        try:
+            conv = await hostile.create_conversation(user_id="u")
+            for _ in range(bulks_over_bound):
+                await hostile.add_messages(conv.id, bulk)
+            with pytest.raises(TooManyRequestsError):
+                await hostile.add_messages(conv.id, bulk)
+            assert (await hostile.get_conversation(conv.id)).message_count == (
+                bulks_over_bound * BULK
+            )
+            other_conv = await other.create_conversation(user_id="v")
+            await other.add_messages(other_conv.id, bulk)  # not held by the hostile backlog
+            # A search indexes the hostile queue; the backlog is gone and writes go on.
+            await hostile.search_messages(conv.id, "marker001x", 5)
+            await hostile.add_messages(conv.id, bulk)
+        finally:
+            await hostile.aclose()
+            await other.aclose()
+
+    asyncio.run(scenario())
