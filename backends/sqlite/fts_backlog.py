@@ -23,9 +23,10 @@ from nams_local.errors import TooManyRequestsError
 
 __all__ = ["MAX_BACKLOG_CHARS", "WAIT_SECONDS", "FtsBacklog"]
 
-#: Characters one workspace may have waiting for the full-text index (about one bulk of
-#: 100 messages near the body limit) before its next big write waits.
-MAX_BACKLOG_CHARS = 1_000_000
+#: Characters one workspace may have waiting for the full-text index before its next big
+#: write waits (a quarter of a bulk near the body limit: the workspace's own searches wait
+#: for at most about one bulk's indexing; at 1,000,000 they took 10-16 s on a busy box).
+MAX_BACKLOG_CHARS = 256 * 1024
 #: How long a big write waits for its workspace's backlog to shrink before a 429.
 WAIT_SECONDS = 10.0
 
