@@ -112,7 +112,8 @@ import asyncio, sys
 from backends.sqlite import SQLiteBackend, deferred_fts
 from nams_local import NewMessage
 
-# Nothing indexes in the background: the kill leaves every bulk's rows queued.
+# Nothing indexes in the background: the kill leaves every bulk's rows queued (each bulk
+# of 20 x ~2,000 characters is deferred; a few stay under the backlog bound).
 deferred_fts._schedule = lambda store, ctx: None
 
 
@@ -123,7 +124,7 @@ async def main(db: str) -> None:
     n = 0
     while True:
         bulk = [
-            NewMessage(role="user", content=f"bulk{n}word{i} " + "padding text " * 700)
+            NewMessage(role="user", content=f"bulk{n}word{i} " + "padding text " * 150)
             for i in range(20)
         ]
         await backend.add_messages(conv.id, bulk)
