@@ -85,7 +85,16 @@ from nams_local.validation import (
     check_tool_call,
 )
 
-from . import conversations, entities, extraction_queue, imports, paged_reads, tiers, turns
+from . import (
+    conversations,
+    deferred_fts,
+    entities,
+    extraction_queue,
+    imports,
+    paged_reads,
+    tiers,
+    turns,
+)
 from . import cypher as cypher_graph
 from . import export as exporter
 from . import items as item_store
@@ -216,6 +225,10 @@ class SQLiteBackend(MemoryBackend):
                 supersession=Supersession.of(single_valued_types, supersession),
             )
             self._owns_store = True
+            # Full-text rows a previous process left queued: indexed in the background.
+            deferred_fts.resume(
+                _store, _store.run_sync(deferred_fts.pending_workspaces, Ctx(_store, ""))
+            )
         else:
             self._owns_store = False
         self._store = _store
@@ -409,8 +422,13 @@ class SQLiteBackend(MemoryBackend):
     ) -> R:
         """``_read`` without waiting for extraction (the pipeline's own reads)."""
         self._pipeline.start()
-        async with self._store.lanes.reads.slot(self.workspace):
-            return await self._store.read(fn, self._ctx, *args, **kwargs)
+
+        async def read(ctx: Ctx) -> R:
+            async with self._store.lanes.reads.slot(self.workspace):
+                return await self._store.read(fn, ctx, *args, **kwargs)
+
+        # A read of a workspace with queued full-text rows settles them first.
+        return await deferred_fts.read_indexed(self._store, self._ctx, read)
 
     async def _run(
         self, fn: Callable[Concatenate[Ctx, P], R], *args: P.args, **kwargs: P.kwargs
@@ -432,7 +450,10 @@ class SQLiteBackend(MemoryBackend):
     ) -> tuple[list[Message], extraction_queue.Start | None]:
         """Write messages as one unit whose writer cost is their text (``writer.py``)."""
         self._pipeline.start()
-        cost = text_cost(sum(len(m.content) for m in messages), len(messages))
+        chars = sum(len(m.content) for m in messages)
+        if deferred_fts.should_defer(chars):
+            await self._store.fts_backlog.room(self.workspace)
+        cost = text_cost(chars, len(messages))
         return await self._store.run_weighted(
             cost,
             extraction_queue.store_messages,

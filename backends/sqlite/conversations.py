@@ -25,7 +25,7 @@ from nams_local.models import (
     SearchResult,
 )
 
-from . import prepared
+from . import deferred_fts, prepared
 from . import schema as s
 from .conversation_vectors import search_conversation
 from .dbapi import raw_connection
@@ -218,9 +218,13 @@ def add_messages(
                 token_count=tokens,
             )
         )
-    raw.executemany(
-        _INSERT_FTS, [(pk, msg.content, scope) for pk, msg in zip(pks, messages, strict=True)]
-    )
+    chars = sum(len(msg.content) for msg in messages)
+    if deferred_fts.should_defer(chars):
+        deferred_fts.defer(ctx, pks, chars)  # a big bulk: indexed in small units after commit
+    else:
+        raw.executemany(
+            _INSERT_FTS, [(pk, msg.content, scope) for pk, msg in zip(pks, messages, strict=True)]
+        )
     if extract:
         units = [
             (pk,) for pk, msg in zip(pks, messages, strict=True) if msg.role in EXTRACTED_ROLES
@@ -283,6 +287,7 @@ def rank_in(
     words = len(terms(query))
 
     def text_search(k: int) -> list[tuple[int, float]]:
+        deferred_fts.require_indexed(ctx)
         return bm25(conn, "messages_fts", match, k, words)
 
     vector_search = None

@@ -32,7 +32,7 @@ from nams_local.models import (
     Validity,
 )
 
-from . import entity_keys, prepared
+from . import deferred_fts, entity_keys, prepared
 from . import schema as s
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
@@ -396,6 +396,8 @@ def get_history(ctx: Ctx, entity_id: str) -> EntityHistory:
     ):
         matched.setdefault(int(pk), row.name)
     ws_token = scope_token("w", ctx.workspace)
+    if names:
+        deferred_fts.require_indexed(ctx)
     for name in names:
         match = phrase_query(name, ws_token)
         if match is None:

@@ -30,6 +30,7 @@ __all__ = [
     "entities",
     "entity_mentions",
     "extraction_units",
+    "fts_queue",
     "messages",
     "meta",
     "metadata",
@@ -249,6 +250,18 @@ vector_queue = Table(
     "vector_queue",
     metadata,
     Column("message_pk", Integer, ForeignKey("messages.pk", ondelete="CASCADE"), primary_key=True),
+)
+
+#: Messages committed but not in ``messages_fts`` yet: a write with a lot of text leaves its
+#: full-text indexing to small writer units after its commit (``deferred_fts.py``), and a
+#: text search in the workspace indexes what is left before it reads. Created by
+#: ``create_all`` on every open, so older files gain it without a migration step.
+fts_queue = Table(
+    "fts_queue",
+    metadata,
+    Column("message_pk", Integer, ForeignKey("messages.pk", ondelete="CASCADE"), primary_key=True),
+    Column("workspace", Text, nullable=False),
+    Index("fts_queue_workspace", "workspace"),
 )
 
 #: The person entity that stands for a user of a workspace: extraction binds "I" (and an

@@ -48,6 +48,7 @@ from .driver import DriverChoice, DriverInfo, open_engine
 from .embedding_batcher import EmbeddingBatcher
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
+from .fts_backlog import FtsBacklog
 from .graph import EntityGraphMirror
 from .lanes import Lanes
 from .passages import PassageEmbedder, PassageIndex
@@ -118,6 +119,8 @@ class SQLiteStore:
         self._writer = WriterLane("nams-sqlite", self._forget_mirrors)
         self._closed = False
         self._resume_claimed = False
+        #: Un-indexed characters of deferred full-text rows, per workspace (``fts_backlog``).
+        self.fts_backlog = FtsBacklog()
         self._lock = threading.Lock()
         self._graphs: dict[str, EntityGraphMirror] = {}
         #: Rows left in ``vector_queue`` by an earlier process (found by the migration).
@@ -265,6 +268,13 @@ class SQLiteStore:
     def _on_writer(self, unit: Callable[[Connection], None]) -> None:
         """Run ``unit(conn)`` as a unit of work and wait for its commit (lane threads)."""
         self._writer.unit(unit, (self.conn,), {}).result()
+
+    def queue_unit(
+        self, cost: int, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs
+    ) -> Future[R]:
+        """Queue a request-priority unit of work without waiting for it (callable from the
+        writer thread, e.g. from a commit hook); its future resolves after its commit."""
+        return self._writer.unit(fn, args, kwargs, key=_key(args), cost=cost)
 
     def after_commit(self, hook: Callable[[], None]) -> None:
         """From a unit of work: run ``hook`` once its transaction has committed."""
@@ -526,6 +536,9 @@ class Ctx:
 
     #: A reader thread's connection; ``None`` means the writer's.
     connection: Connection | None = None
+    #: Full-text rows queued after this message pk need not be indexed for this read
+    #: (``deferred_fts.read_indexed``: they were not acknowledged when it started).
+    fts_upto: int | None = None
 
     @property
     def conn(self) -> Connection:

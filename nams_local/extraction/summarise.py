@@ -10,6 +10,7 @@ observation never says anything the conversation did not. A model-backed summari
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -37,6 +38,10 @@ _FILLER = re.compile(
 #: pasted document cannot turn into a document-sized observation.
 MAX_READ_CHARS = 20_000
 MAX_SENTENCE_CHARS = 300
+#: Up to this many characters of messages are scored where ``observe`` is awaited; more
+#: (a hostile bulk's long messages) are scored on a thread, so a server's event loop never
+#: stalls on one tenant's summary while the other tenants' requests wait (issue 12).
+INLINE_CHARS = 2_000
 
 
 def _clip(sentence: str) -> str:
@@ -56,6 +61,19 @@ class Summariser(Protocol):
     async def reflect(self, observations: Sequence[str], previous: str | None) -> str:
         """A reflection over ``observations`` (oldest first) that replaces ``previous``."""
         ...
+
+
+def _best_sentences(messages: Sequence[Turn], count: int) -> list[str]:
+    """The ``count`` most salient sentences of ``messages``, in conversation order."""
+    scored: list[tuple[float, int, str]] = []
+    for role, text in messages:
+        for match in _SENTENCE.finditer(text[:MAX_READ_CHARS]):
+            sentence = _clip(" ".join(match.group().split()))
+            score = _salience(sentence)
+            if score > 0:
+                scored.append((score, len(scored), f"{role.capitalize()}: {sentence}"))
+    best = sorted(scored, key=lambda x: (-x[0], x[1]))[:count]
+    return [text for _, _, text in sorted(best, key=lambda x: x[1])]
 
 
 def _salience(sentence: str) -> float:
@@ -94,15 +112,10 @@ class ExtractiveSummariser:
         self.reflection_chars = reflection_chars
 
     async def observe(self, messages: Sequence[Turn]) -> str:
-        scored: list[tuple[float, int, str]] = []
-        for role, text in messages:
-            for match in _SENTENCE.finditer(text[:MAX_READ_CHARS]):
-                sentence = _clip(" ".join(match.group().split()))
-                score = _salience(sentence)
-                if score > 0:
-                    scored.append((score, len(scored), f"{role.capitalize()}: {sentence}"))
-        best = sorted(scored, key=lambda x: (-x[0], x[1]))[: self.sentences]
-        parts = [text for _, _, text in sorted(best, key=lambda x: x[1])]
+        if sum(min(len(text), MAX_READ_CHARS) for _, text in messages) > INLINE_CHARS:
+            parts = await asyncio.to_thread(_best_sentences, messages, self.sentences)
+        else:
+            parts = _best_sentences(messages, self.sentences)
         facts = await self._facts(messages)
         if facts:
             parts.append("Facts: " + "; ".join(facts) + ".")

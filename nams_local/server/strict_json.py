@@ -15,13 +15,15 @@ from fastapi.routing import APIRoute
 
 from nams_local.strict_json import parse_strict_json
 
+from .large_json import parse_body
+
 __all__ = ["StrictJSONRequest", "StrictJSONRoute", "parse_strict_json"]
 
 
 class StrictJSONRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = parse_strict_json(await self.body())
+            self._json = await parse_body(await self.body())
         return self._json
 
 

@@ -21,7 +21,7 @@ from sqlalchemy import Row, delete, func, insert, select, update
 from nams_local.errors import NotFoundError
 from nams_local.models import Message, NewMessage
 
-from .. import conversations
+from .. import conversations, deferred_fts
 from .. import schema as s
 from ..rows import dumps, loads, new_id, now, to_message, when
 from ..search import bm25
@@ -285,6 +285,7 @@ def search_session_messages(
             return []
         scope = scope_token("c", conv.id)
     k = max(limit * _CANDIDATES_PER_RESULT, _MIN_CANDIDATES)
+    deferred_fts.require_indexed(ctx)
     pks = sorted(pk for pk, _ in bm25(ctx.conn, "messages_fts", match_query(query, scope), k))
     if not pks:
         return []

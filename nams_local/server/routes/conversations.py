@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Query
+from fastapi import Query, Response
 
 from nams_local.backend import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT
 from nams_local.models import Context, Conversation, Message, NewMessage
@@ -12,6 +12,7 @@ from nams_local.models import Context, Conversation, Message, NewMessage
 from .. import responses as R
 from ..bodies import AddMessageBody, BulkMessagesBody, CreateConversationBody, SearchMessagesBody
 from ..deps import Backend, Caller
+from ..large_json import wire_json
 from ..wire import conversation_wire, extraction_status_wire, status
 from .base import answers, api_router
 
@@ -69,24 +70,36 @@ async def add_message(id: str, body: AddMessageBody, backend: Backend) -> dict[s
 @router.post(
     "/conversations/{id}/messages/bulk", status_code=201, **answers(R.MessageList, status=201)
 )
-async def add_messages(id: str, body: BulkMessagesBody, backend: Backend) -> dict[str, Any]:
+async def add_messages(
+    id: str, body: BulkMessagesBody, backend: Backend
+) -> dict[str, Any] | Response:
     new = [NewMessage(role=m.role, content=m.content, metadata=m.metadata) for m in body.messages]
     stored = await backend.add_messages(id, new)
-    return {"messages": [m.to_wire() for m in stored]}
+    return await wire_json(
+        {"messages": [m.to_wire() for m in stored]}, _chars(stored), status_code=201
+    )
 
 
 @router.get("/conversations/{id}/messages", **answers(R.MessageList))
 async def list_messages(
     id: str, backend: Backend, limit: Limit = DEFAULT_LIST_LIMIT
-) -> dict[str, Any]:
+) -> dict[str, Any] | Response:
     messages = await backend.list_messages(id, limit)
-    return {"messages": [m.to_wire() for m in messages]}
+    return await wire_json({"messages": [m.to_wire() for m in messages]}, _chars(messages))
 
 
 @router.post("/conversations/{id}/search", **answers(R.MessageSearch, 501))
-async def search_messages(id: str, body: SearchMessagesBody, backend: Backend) -> dict[str, Any]:
+async def search_messages(
+    id: str, body: SearchMessagesBody, backend: Backend
+) -> dict[str, Any] | Response:
     result = await backend.search_messages(id, body.query, body.limit, body.mode)
-    return {"messages": [m.to_wire() for m in result.items], "searchType": result.search_type}
+    payload = {"messages": [m.to_wire() for m in result.items], "searchType": result.search_type}
+    return await wire_json(payload, _chars(result.items))
+
+
+def _chars(messages: list[Message]) -> int:
+    """The characters of the messages' texts (what makes their answer big)."""
+    return sum(len(m.content) for m in messages)
 
 
 @router.get("/conversations/{id}/context", **answers(Context))

@@ -288,3 +288,70 @@ def test_a_workspace_whose_writer_queue_is_full_gets_429_when_no_room_comes(
         store.close()
     assert written.count("a") == MAX_QUEUED_UNITS  # the refused write wrote nothing
     assert written.index("b") == 1
+
+
+def test_an_aged_background_backlog_lets_requests_in_after_each_unit(lane: WriterLane) -> None:
+    """However much background work has aged, a request group runs after each aged unit:
+    the backlog does not run group after group while request writes wait."""
+    order: list[str] = []
+    with gated(lane):
+        background = [
+            lane.unit(recorder(order, "extract"), (), {}, key="a", background=True)
+            for _ in range(20)
+        ]
+        queued = time.monotonic()
+        # The backlog must be aged when the writer next picks (a time-based rule).
+        while time.monotonic() - queued < BACKGROUND_MAX_WAIT * 1.5:
+            time.sleep(0.01)
+        requests = [lane.unit(recorder(order, f"request-{i}"), (), {}, key="b") for i in range(3)]
+    for future in [*requests, *background]:
+        future.result(timeout=30)
+    first_request = next(i for i, name in enumerate(order) if name.startswith("request"))
+    # One aged unit, then the waiting requests (one group), then the backlog.
+    assert order[:first_request] == ["extract"]
+    assert order[first_request : first_request + 3] == [f"request-{i}" for i in range(3)]
+    assert order.count("extract") == 20
+
+
+def test_a_request_waits_behind_at_most_one_small_background_group(lane: WriterLane) -> None:
+    order: list[str] = []
+    started = threading.Event()
+
+    def extract() -> None:
+        started.set()
+        deadline = time.thread_time() + 0.005  # a unit of extraction holds the writer
+        while time.thread_time() < deadline:
+            pass
+        order.append("extract")
+
+    with gated(lane):
+        background = [lane.unit(extract, (), {}, key="a", background=True) for _ in range(20)]
+    # The writer is on the backlog (nothing else was queued) when the request arrives.
+    assert started.wait(timeout=30)
+    request = lane.unit(recorder(order, "request"), (), {}, key="b")
+    request.result(timeout=30)
+    for future in background:
+        future.result(timeout=30)
+    # The running background group, at most one aged unit more, then the request.
+    assert order.index("request") <= MAX_BACKGROUND_GROUP + 1
+
+
+def test_writer_stats_split_a_group_by_priority_and_workspace(lane: WriterLane) -> None:
+    def busy(seconds: float) -> None:
+        deadline = time.thread_time() + seconds
+        while time.thread_time() < deadline:
+            pass
+
+    with gated(lane):
+        heavy = lane.unit(busy, (0.05,), {}, key="hostile", cost=GROUP_COST * 2)
+        light = lane.unit(busy, (0.001,), {}, key="quiet")
+        extraction = lane.unit(busy, (0.002,), {}, key="quiet", background=True)
+    for future in (heavy, light, extraction):
+        future.result(timeout=30)
+    stats = lane.stats
+    # The heavy unit ran alone: the longest request group is it, in writer CPU.
+    assert stats.request.longest_keys == ("hostile",)
+    assert stats.request.longest_cost == GROUP_COST * 2
+    assert stats.request.cpu_seconds >= 0.05
+    assert stats.background.groups == 1
+    assert stats.by_key["hostile"] > stats.by_key["quiet"]
