@@ -32,7 +32,7 @@ from nams_local.models import (
     Validity,
 )
 
-from . import entity_keys, prepared
+from . import dbapi, entity_keys, prepared
 from . import schema as s
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
@@ -71,7 +71,7 @@ e, r = s.entities, s.relationships
 SAME_AS = "SAME_AS"
 
 
-def entity_row(ctx: Ctx, entity_id: str) -> Row[Any]:
+def entity_row(ctx: Ctx, entity_id: str) -> Any:
     return ctx.row(e, entity_id, "entity")
 
 
@@ -81,9 +81,10 @@ def _index(
     """(Re)write the entity's full-text and vector entries (``vector``: 1 row, precomputed)."""
     conn = ctx.conn
     body = entity_text(name, description)
-    # Driver SQL (``prepared.py``): every new extracted entity runs these on the writer.
-    conn.exec_driver_sql("DELETE FROM entities_fts WHERE rowid = ?", (pk,))
-    conn.exec_driver_sql(
+    # DB-API SQL (``dbapi.py``): every new extracted entity runs these on the writer.
+    dbapi.execute(conn, "DELETE FROM entities_fts WHERE rowid = ?", (pk,))
+    dbapi.execute(
+        conn,
         "INSERT INTO entities_fts(rowid, body, scope) VALUES (?, ?, ?)",
         (pk, body, entity_scope(ctx.workspace, type_)),
     )
@@ -431,7 +432,7 @@ def get_history(ctx: Ctx, entity_id: str) -> EntityHistory:
     return EntityHistory(entity_id=row.id, mentions=mentions, changes=changes)
 
 
-def _active(ctx: Ctx, entity_id: str, role: str) -> Row[Any]:
+def _active(ctx: Ctx, entity_id: str, role: str) -> Any:
     row = entity_row(ctx, entity_id)
     if row.merged_into_pk is not None:
         raise InvalidInputError(f"{role} entity {entity_id!r} was merged into another entity")

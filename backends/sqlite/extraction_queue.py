@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 
 from nams_local.models import Message, NewMessage
 
+from . import dbapi
 from . import schema as s
 from .conversations import add_messages, conversation_row
 from .graph_writes import user_name
@@ -40,7 +41,7 @@ m, xu, c = s.messages, s.extraction_units, s.conversations
 Start = tuple[str | None, str | None, list[PendingMessage]]
 
 
-#: Driver SQL (``prepared.py``): every drained batch of every workspace runs it on the writer.
+#: DB-API SQL (``dbapi.py``): every drained batch of every workspace runs it on the writer.
 _PENDING = (
     "SELECT m.pk, m.id, m.role, m.content FROM messages AS m "
     "JOIN extraction_units AS xu ON xu.message_pk = m.pk "
@@ -68,8 +69,7 @@ def pending_messages(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    rows = ctx.conn.exec_driver_sql(sql, tuple(params)).all()
-    pending = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
+    pending = [PendingMessage(*row) for row in dbapi.raw_connection(ctx.conn).execute(sql, params)]
     return conv.user_id, user_name(ctx, conv.user_id) if pending else None, pending
 
 

@@ -23,7 +23,6 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 from sqlalchemy import (
     Connection,
     Engine,
-    Row,
     Table,
     delete,
     func,
@@ -535,11 +534,11 @@ class Ctx:
     def vectors(self) -> VectorState | None:
         return self.store.vectors
 
-    def find(self, table: Table, id_: str) -> Row[Any] | None:
+    def find(self, table: Table, id_: str) -> Any | None:
         """The row with API id ``id_`` in this workspace, or ``None``."""
         return prepared.row_by_id(self.conn, table, id_, self.workspace)
 
-    def row(self, table: Table, id_: str, what: str) -> Row[Any]:
+    def row(self, table: Table, id_: str, what: str) -> Any:
         """The row with API id ``id_`` in this workspace, or ``NotFoundError``."""
         found = self.find(table, id_)
         if found is None:
