@@ -30,10 +30,18 @@ from nams_local.validation import MAX_ENTITY_NAME_CHARS
 
 from . import dbapi
 from . import schema as s
-from .entities import add_entity, add_relationship, entity_row, merge_entities, update_entity
+from .entities import (
+    active_entity,
+    entity_row,
+    merge_entities,
+    put_entity,
+    put_relationship,
+    update_entity,
+)
 from .rows import now
 from .store import Ctx, entity_text
 from .summaries import PendingMessage, due_observations
+from .validity import Fact
 from .vectors import Vectors
 
 __all__ = [
@@ -102,6 +110,16 @@ class _Binder:
         self.skip = skip
         #: The user's entity id once looked up (naming the user forgets it).
         self._self_id: str | None = None
+        #: Rows of relationship ends looked up in this unit (naming the user, which may
+        #: merge entities, forgets them): a batch restates the same few entities.
+        self._ends: dict[str, Any] = {}
+
+    def end(self, entity_id: str, role: str) -> Any:
+        """The row of an entity a relationship of this batch ends at."""
+        row = self._ends.get(entity_id)
+        if row is None:
+            row = self._ends[entity_id] = active_entity(self.ctx, entity_id, role)
+        return row
 
     def entity(self, name: str, type_: str, description: str, confidence: float) -> str | None:
         if len(name) > MAX_ENTITY_NAME_CHARS or self.skip(
@@ -112,18 +130,15 @@ class _Binder:
         known = mirror.find(name, type_)
         if known is not None and (not description or mirror.graph.nodes[known]["description"]):
             return known  # nothing to add to it: no SQL at all
-        added = add_entity(
+        return put_entity(
             self.ctx,
             name,
             type_,
             description or None,
-            None,
             self.vectors.get((name, type_)),
             source_stage="extraction",
             confidence=confidence,
-            candidates=False,
         )
-        return added.id
 
     def self_id(self) -> str:
         """The user's entity, created as a placeholder when no name is known yet."""
@@ -141,6 +156,7 @@ class _Binder:
     def name_user(self, name: str) -> None:
         """A message stated the user's name: the user's entity becomes (or is) that entity."""
         self._self_id = None
+        self._ends.clear()
         row = _self_row(self.ctx, self.user_id)
         if row is not None and row.named:
             return  # the first stated name stays; a different one is just another person
@@ -157,16 +173,14 @@ class _Binder:
     def _user_entity(self, name: str) -> str:
         """The person entity ``name`` resolves to, created when new. No skip rule applies:
         whatever the user is called, the user is never a meta entity."""
-        return add_entity(
+        return put_entity(
             self.ctx,
             name,
             "person",
             USER_DESCRIPTION,
-            None,
             self.vectors.get((name, "person")),
             source_stage="extraction",
-            candidates=False,
-        ).id
+        )
 
     def _vector_for(self, name: str, entity_id: str) -> Vectors | None:
         vectors = self.ctx.vectors
@@ -229,10 +243,10 @@ def apply_extractions(
                 continue  # an endpoint was skipped by the guard, or a self-loop
             # An identical open edge is reused (the first statement keeps its provenance);
             # a single-valued type closes the previous one (``validity.py``).
-            add_relationship(
-                ctx,
-                source,
-                target,
+            ends = binder.end(source, "source"), binder.end(target, "target")
+            fact = Fact(
+                ends[0].pk,
+                ends[1].pk,
                 rel.type,
                 {"source": "extraction"},
                 rel.confidence,
@@ -242,6 +256,7 @@ def apply_extractions(
                 source_message_id=message.id,
                 said_on=said_on,
             )
+            put_relationship(ctx, *ends, fact)
         linked = set(ids.values())
         if any(SELF in (r.source, r.target) for r in found.relationships):
             linked.add(binder.self_id())

@@ -39,33 +39,32 @@ class PendingMessage:
     content: str
 
 
-def _last_covered_pk(ctx: Ctx, conversation_pk: int) -> int:
-    """The newest message an observation of the conversation already covers (0: none)."""
-    row = dbapi.fetch_one(ctx.conn, _LATEST_OBSERVED, (conversation_pk,))
-    ids = json.loads(row[0]) if row is not None and row[0] else []
-    if not ids:
-        return 0
-    found = dbapi.fetch_one(ctx.conn, _NEWEST_OF.format(marks=", ".join("?" * len(ids))), ids)
-    return int((found[0] if found is not None else None) or 0)
-
-
 # ``due_observations`` runs after every applied extraction batch, on the writer: DB-API
-# SQL (``dbapi.py``), not Core statements built per call.
+# SQL (``dbapi.py``), two statements. The first finds the conversation by its API id and
+# the messages its newest observation covers; the second the messages after those.
 _LATEST_OBSERVED = (
-    "SELECT source_msg_ids FROM observations WHERE conversation_pk = ? ORDER BY pk DESC LIMIT 1"
+    "SELECT c.pk, (SELECT o.source_msg_ids FROM observations AS o "
+    "WHERE o.conversation_pk = c.pk ORDER BY o.pk DESC LIMIT 1) "
+    "FROM conversations AS c WHERE c.id = ? AND c.workspace = ?"
 )
-_NEWEST_OF = "SELECT max(pk) FROM messages WHERE id IN ({marks})"
 _UNCOVERED = (
-    "SELECT pk, id, role, content FROM messages WHERE conversation_pk = ? AND pk > ? "
-    f"AND role IN ({', '.join(repr(role) for role in EXTRACTED_ROLES)}) ORDER BY pk"
+    "SELECT pk, id, role, content FROM messages WHERE conversation_pk = ? "
+    f"AND role IN ({', '.join(repr(role) for role in EXTRACTED_ROLES)}) "
+    "AND pk > coalesce((SELECT max(pk) FROM messages WHERE id IN ({marks})), 0) ORDER BY pk"
 )
 
 
 def due_observations(ctx: Ctx, conversation_id: str, every: int) -> list[list[PendingMessage]]:
-    """Each next run of ``every`` messages no observation covers yet (whole runs only)."""
-    conv = conversation_row(ctx, conversation_id)
-    rows = dbapi.fetch_all(ctx.conn, _UNCOVERED, (conv.pk, _last_covered_pk(ctx, conv.pk)))
-    messages = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
+    """Each next run of ``every`` messages no observation covers yet (whole runs only);
+    none for a conversation that does not exist (any more)."""
+    found = dbapi.fetch_one(ctx.conn, _LATEST_OBSERVED, (conversation_id, ctx.workspace))
+    if found is None:
+        return []
+    conv_pk, covered_json = found
+    covered: list[str] = json.loads(covered_json) if covered_json else []
+    sql = _UNCOVERED.format(marks=", ".join("?" * len(covered)) or "NULL")
+    rows = dbapi.raw_connection(ctx.conn).execute(sql, (conv_pk, *covered)).fetchall()
+    messages = [PendingMessage(*row) for row in rows]
     whole = len(messages) - len(messages) % every
     return [messages[i : i + every] for i in range(0, whole, every)]
 
@@ -108,8 +107,7 @@ _CURRENT_REFLECTION = (
 )
 _NEWEST_OBSERVATION_OF = "SELECT max(pk) FROM observations WHERE id IN ({marks})"
 _OBSERVATIONS_AFTER = (
-    "SELECT id, content FROM observations WHERE conversation_pk = ? AND pk > ? "
-    "ORDER BY pk LIMIT ?"
+    "SELECT id, content FROM observations WHERE conversation_pk = ? AND pk > ? ORDER BY pk LIMIT ?"
 )
 
 
