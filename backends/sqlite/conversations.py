@@ -74,7 +74,7 @@ c, m = s.conversations, s.messages
 EXTRACTED_ROLES = ("user", "assistant")
 
 
-def conversation_row(ctx: Ctx, conversation_id: str) -> Row[Any]:
+def conversation_row(ctx: Ctx, conversation_id: str) -> Any:
     """The conversation's row in this workspace, or ``NotFoundError``."""
     return ctx.row(c, conversation_id, "conversation")
 

@@ -32,7 +32,7 @@ from nams_local.models import (
     Validity,
 )
 
-from . import deferred_fts, entity_keys, prepared
+from . import dbapi, deferred_fts, entity_keys, prepared
 from . import schema as s
 from .rows import dumps, loads, name_key, new_id, now, to_entity, when
 from .search import bm25, rank
@@ -43,6 +43,7 @@ from .validity_rules import edge_validity
 from .vectors import Vector, Vectors
 
 __all__ = [
+    "active_entity",
     "add_entity",
     "add_relationship",
     "delete_entity",
@@ -60,6 +61,8 @@ __all__ = [
     "merge_candidates",
     "merge_entities",
     "neighbourhood",
+    "put_entity",
+    "put_relationship",
     "ranked_entities",
     "relationships_of",
     "search_entities",
@@ -71,7 +74,7 @@ e, r = s.entities, s.relationships
 SAME_AS = "SAME_AS"
 
 
-def entity_row(ctx: Ctx, entity_id: str) -> Row[Any]:
+def entity_row(ctx: Ctx, entity_id: str) -> Any:
     return ctx.row(e, entity_id, "entity")
 
 
@@ -81,9 +84,10 @@ def _index(
     """(Re)write the entity's full-text and vector entries (``vector``: 1 row, precomputed)."""
     conn = ctx.conn
     body = entity_text(name, description)
-    # Driver SQL (``prepared.py``): every new extracted entity runs these on the writer.
-    conn.exec_driver_sql("DELETE FROM entities_fts WHERE rowid = ?", (pk,))
-    conn.exec_driver_sql(
+    # DB-API SQL (``dbapi.py``): every new extracted entity runs these on the writer.
+    dbapi.execute(conn, "DELETE FROM entities_fts WHERE rowid = ?", (pk,))
+    dbapi.execute(
+        conn,
         "INSERT INTO entities_fts(rowid, body, scope) VALUES (?, ?, ?)",
         (pk, body, entity_scope(ctx.workspace, type_)),
     )
@@ -121,10 +125,46 @@ def add_entity(
     ``resolve=False`` always creates a new entity, even when ``name`` resolves to an
     existing one ("TechCorps" → "TechCorp"): the legacy API's exact (name, type) identity.
     """
+    written = (description, properties, vector, source_stage, confidence)
+    entity_id, row = _put(ctx, name, type_, written, resolve=resolve)
+    entity = to_entity(row if row is not None else entity_row(ctx, entity_id))
+    entity.reused = row is not None
+    if candidates and row is None:
+        entity.merge_candidates = merge_candidates(ctx, entity_id, name, type_) or None
+    return entity
+
+
+def put_entity(
+    ctx: Ctx,
+    name: str,
+    type_: str,
+    description: str | None,
+    vector: Vectors | None,
+    *,
+    source_stage: str,
+    confidence: float = 1.0,
+) -> str:
+    """``add_entity`` (resolving, no properties) without its answer: the id of the new or
+    reused entity. Applying an extraction needs only the id, and the answer (the row read
+    back and a pydantic model built from it) was about a third of writing a new name."""
+    entity_id, _ = _put(ctx, name, type_, (description, None, vector, source_stage, confidence))
+    return entity_id
+
+
+#: What ``_put`` writes besides the name and type: ``add_entity``'s description,
+#: properties, vector, source stage and confidence.
+_Written = tuple[str | None, dict[str, str] | None, Vectors | None, str, float]
+
+
+def _put(
+    ctx: Ctx, name: str, type_: str, written: _Written, *, resolve: bool = True
+) -> tuple[str, Any]:
+    """Write the entity: ``(its id, its row if an existing entity was reused, else None)``."""
+    description, properties, vector, source_stage, confidence = written
     mirror = ctx.store.graph(ctx.workspace)
     existing = mirror.find(name, type_) if resolve else None
     if existing is not None:
-        return _reuse(ctx, existing, description, properties)
+        return existing, _reuse(ctx, existing, description, properties)
     stamp = now()
     values = {
         "id": new_id(),
@@ -147,7 +187,7 @@ def add_entity(
             held = entity_keys.holder(ctx.conn, ctx.workspace, name, type_)
             if held is None:
                 raise RuntimeError(f"entity {name!r} conflicts with no live entity")
-            return _reuse(ctx, held, description, properties)
+            return held, _reuse(ctx, held, description, properties)
         pk = found
     id_ = str(values["id"])
     if vector is None and ctx.vectors is not None:
@@ -155,11 +195,7 @@ def add_entity(
         vector = ctx.vectors.embedder.embed([entity_text(name, description)])
     _index(ctx, pk, name, type_, description, vector)
     mirror.add_node(id_, name, type_, description)
-    entity = to_entity(entity_row(ctx, id_))
-    entity.reused = False
-    if candidates:
-        entity.merge_candidates = merge_candidates(ctx, id_, name, type_) or None
-    return entity
+    return id_, None
 
 
 def merge_candidates(ctx: Ctx, entity_id: str, name: str, type_: str) -> list[MergeCandidate]:
@@ -181,7 +217,8 @@ def merge_candidates(ctx: Ctx, entity_id: str, name: str, type_: str) -> list[Me
 
 def _reuse(
     ctx: Ctx, entity_id: str, description: str | None, properties: dict[str, str] | None
-) -> Entity:
+) -> Any:
+    """The existing entity gains what it lacked; returns its row as it now is."""
     row = entity_row(ctx, entity_id)
     values: dict[str, Any] = {}
     if description and not row.description:
@@ -198,9 +235,7 @@ def _reuse(
             _index(ctx, row.pk, row.name, row.type, description, None)
             ctx.store.graph(ctx.workspace).add_node(row.id, row.name, row.type, description)
         row = entity_row(ctx, entity_id)
-    entity = to_entity(row)
-    entity.reused = True
-    return entity
+    return row
 
 
 def find_entity(ctx: Ctx, name: str, type_: str) -> str | None:
@@ -433,7 +468,9 @@ def get_history(ctx: Ctx, entity_id: str) -> EntityHistory:
     return EntityHistory(entity_id=row.id, mentions=mentions, changes=changes)
 
 
-def _active(ctx: Ctx, entity_id: str, role: str) -> Row[Any]:
+def active_entity(ctx: Ctx, entity_id: str, role: str) -> Any:
+    """The row of an entity a relationship may end at (``role``: "source" or "target");
+    an entity merged into another refuses it."""
     row = entity_row(ctx, entity_id)
     if row.merged_into_pk is not None:
         raise InvalidInputError(f"{role} entity {entity_id!r} was merged into another entity")
@@ -443,8 +480,8 @@ def _active(ctx: Ctx, entity_id: str, role: str) -> Row[Any]:
 def merge_entities(ctx: Ctx, source_id: str, target_id: str) -> MergeResult:
     if source_id == target_id:
         raise InvalidInputError("cannot merge an entity into itself")
-    source = _active(ctx, source_id, "source")
-    target = _active(ctx, target_id, "target")
+    source = active_entity(ctx, source_id, "source")
+    target = active_entity(ctx, target_id, "target")
     conn = ctx.conn
     conn.execute(update(r).where(r.c.source_pk == source.pk).values(source_pk=target.pk))
     conn.execute(update(r).where(r.c.target_pk == source.pk).values(target_pk=target.pk))
@@ -495,7 +532,7 @@ def get_graph(ctx: Ctx, as_of: str | None = None) -> EntityGraph:
 
 
 def neighbourhood(ctx: Ctx, entity_id: str, depth: int, as_of: str | None = None) -> EntityGraph:
-    row = _active(ctx, entity_id, "the")  # a merged entity has no neighbourhood
+    row = active_entity(ctx, entity_id, "the")  # a merged entity has no neighbourhood
     return ctx.store.graph(ctx.workspace).neighbourhood(row.id, depth, as_of)
 
 
@@ -541,8 +578,8 @@ def add_relationship(
     """Write a relationship by the validity rules (``validity.py``): an identical open
     edge is reused, a single-valued type closes the subject's previous edge (unless
     ``supersede`` is off), an ``ended`` fact closes the edge it names."""
-    source = _active(ctx, source_id, "source")
-    target = _active(ctx, target_id, "target")
+    source = active_entity(ctx, source_id, "source")
+    target = active_entity(ctx, target_id, "target")
     fact = Fact(
         source.pk,
         target.pk,
@@ -558,6 +595,25 @@ def add_relationship(
     )
     rel_id, changed = write_fact(ctx, fact, ctx.store.supersession)
     return _mirror_edges(ctx, {rel_id, *changed})[rel_id]
+
+
+def put_relationship(ctx: Ctx, source: Any, target: Any, fact: Fact) -> None:
+    """``add_relationship`` of a ``fact`` between rows already looked up
+    (``active_entity``), without its answer. Applying extractions restates the same facts
+    message after message: an identical open edge reused unchanged is already in the graph
+    mirror as it is, so such a statement costs one query (the subject's edges) where
+    ``add_relationship`` ran four (both ends, the edges, the edge read back for the mirror
+    and the answer)."""
+    rel_id, changed = write_fact(ctx, fact, ctx.store.supersession)
+    stale = set(changed)
+    if not stale:  # a new edge (read it back for the mirror), or one reused unchanged
+        held = ctx.store.graph(ctx.workspace).graph
+        if not (
+            held.has_edge(source.id, target.id, key=rel_id)
+            or held.has_edge(target.id, source.id, key=rel_id)
+        ):
+            stale.add(rel_id)
+    _mirror_edges(ctx, stale)
 
 
 def _relationship(ctx: Ctx, rel_id: str) -> Relationship:

@@ -31,6 +31,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select, text
 
+from . import dbapi
 from . import schema as s
 from .resolution import Resolution
 from .rows import insert_rows
@@ -68,7 +69,7 @@ def insert_resolved(conn: Connection, values: dict[str, Any]) -> int | None:
     row = {**values, "resolve_key": resolve_key(values["name"], values["type"])}
     # Driver SQL: every extracted new name runs this on the writer, and the Core upsert
     # built per call cost several times what SQLite takes to run it.
-    found = conn.exec_driver_sql(_insert_resolved_sql(tuple(row)), tuple(row.values())).first()
+    found = dbapi.fetch_one(conn, _insert_resolved_sql(tuple(row)), tuple(row.values()))
     return None if found is None else int(found[0])
 
 

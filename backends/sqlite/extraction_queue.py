@@ -15,8 +15,9 @@ from sqlalchemy import func, select
 
 from nams_local.models import Message, NewMessage
 
+from . import dbapi
 from . import schema as s
-from .conversations import add_messages, conversation_row
+from .conversations import add_messages
 from .graph_writes import user_name
 from .store import Ctx
 from .summaries import PendingMessage
@@ -40,11 +41,13 @@ m, xu, c = s.messages, s.extraction_units, s.conversations
 Start = tuple[str | None, str | None, list[PendingMessage]]
 
 
-#: Driver SQL (``prepared.py``): every drained batch of every workspace runs it on the writer.
+#: DB-API SQL (``dbapi.py``): every drained batch of every workspace runs it on the writer.
+#: The conversation is found by its API id in the same statement (no lookup of its own).
 _PENDING = (
-    "SELECT m.pk, m.id, m.role, m.content FROM messages AS m "
+    "SELECT c.user_id, m.pk, m.id, m.role, m.content FROM conversations AS c "
+    "JOIN messages AS m ON m.conversation_pk = c.pk "
     "JOIN extraction_units AS xu ON xu.message_pk = m.pk "
-    "WHERE m.conversation_pk = ? AND xu.status = 'pending'"
+    "WHERE c.id = ? AND c.workspace = ? AND xu.status = 'pending'"
 )
 
 
@@ -56,9 +59,9 @@ def pending_messages(
 ) -> Start:
     """The conversation's user id, the user's stated name, and the messages whose
     extraction is ``pending`` (``message_ids`` narrows them; at most ``limit``), oldest
-    first."""
-    conv = conversation_row(ctx, conversation_id)
-    params: list[object] = [conv.pk]
+    first. A conversation that does not exist (any more) has none: ``(None, None, [])``
+    (its messages and their units went with it)."""
+    params: list[object] = [conversation_id, ctx.workspace]
     sql = _PENDING
     if message_ids is not None:
         ids = list(message_ids)
@@ -68,9 +71,12 @@ def pending_messages(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    rows = ctx.conn.exec_driver_sql(sql, tuple(params)).all()
-    pending = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
-    return conv.user_id, user_name(ctx, conv.user_id) if pending else None, pending
+    rows = dbapi.raw_connection(ctx.conn).execute(sql, params).fetchall()
+    if not rows:
+        return None, None, []
+    user_id = rows[0][0]
+    pending = [PendingMessage(*row[1:]) for row in rows]
+    return user_id, user_name(ctx, user_id), pending
 
 
 def store_messages(

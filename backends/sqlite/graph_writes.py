@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import insert, select, update
-
 from nams_local.extraction import (
     SELF,
     USER_DESCRIPTION,
@@ -30,11 +28,20 @@ from nams_local.extraction import (
 from nams_local.extraction.dates import resolve_date
 from nams_local.validation import MAX_ENTITY_NAME_CHARS
 
+from . import dbapi
 from . import schema as s
-from .entities import add_entity, add_relationship, entity_row, merge_entities, update_entity
+from .entities import (
+    active_entity,
+    entity_row,
+    merge_entities,
+    put_entity,
+    put_relationship,
+    update_entity,
+)
 from .rows import now
 from .store import Ctx, entity_text
 from .summaries import PendingMessage, due_observations
+from .validity import Fact
 from .vectors import Vectors
 
 __all__ = [
@@ -67,17 +74,10 @@ def _user_key(user_id: str | None) -> str:
 
 def _self_row(ctx: Ctx, user_id: str | None) -> Any:
     """The user's entity binding, following merges to the live entity."""
-    row = ctx.conn.execute(
-        select(ue.c.entity_pk, ue.c.named, e.c.id, e.c.name, e.c.merged_into_pk)
-        .join(e, e.c.pk == ue.c.entity_pk)
-        .where(ue.c.workspace == ctx.workspace, ue.c.user_id == _user_key(user_id))
-    ).first()
+    key = (ctx.workspace, _user_key(user_id))
+    row = dbapi.fetch_one(ctx.conn, _SELF, key)
     if row is not None and row.merged_into_pk is not None:
-        ctx.conn.execute(
-            update(ue)
-            .where(ue.c.workspace == ctx.workspace, ue.c.user_id == _user_key(user_id))
-            .values(entity_pk=row.merged_into_pk)
-        )
+        dbapi.execute(ctx.conn, _REBIND, (row.merged_into_pk, *key))
         return _self_row(ctx, user_id)
     return row
 
@@ -110,6 +110,16 @@ class _Binder:
         self.skip = skip
         #: The user's entity id once looked up (naming the user forgets it).
         self._self_id: str | None = None
+        #: Rows of relationship ends looked up in this unit (naming the user, which may
+        #: merge entities, forgets them): a batch restates the same few entities.
+        self._ends: dict[str, Any] = {}
+
+    def end(self, entity_id: str, role: str) -> Any:
+        """The row of an entity a relationship of this batch ends at."""
+        row = self._ends.get(entity_id)
+        if row is None:
+            row = self._ends[entity_id] = active_entity(self.ctx, entity_id, role)
+        return row
 
     def entity(self, name: str, type_: str, description: str, confidence: float) -> str | None:
         if len(name) > MAX_ENTITY_NAME_CHARS or self.skip(
@@ -120,18 +130,15 @@ class _Binder:
         known = mirror.find(name, type_)
         if known is not None and (not description or mirror.graph.nodes[known]["description"]):
             return known  # nothing to add to it: no SQL at all
-        added = add_entity(
+        return put_entity(
             self.ctx,
             name,
             type_,
             description or None,
-            None,
             self.vectors.get((name, type_)),
             source_stage="extraction",
             confidence=confidence,
-            candidates=False,
         )
-        return added.id
 
     def self_id(self) -> str:
         """The user's entity, created as a placeholder when no name is known yet."""
@@ -149,6 +156,7 @@ class _Binder:
     def name_user(self, name: str) -> None:
         """A message stated the user's name: the user's entity becomes (or is) that entity."""
         self._self_id = None
+        self._ends.clear()
         row = _self_row(self.ctx, self.user_id)
         if row is not None and row.named:
             return  # the first stated name stays; a different one is just another person
@@ -165,16 +173,14 @@ class _Binder:
     def _user_entity(self, name: str) -> str:
         """The person entity ``name`` resolves to, created when new. No skip rule applies:
         whatever the user is called, the user is never a meta entity."""
-        return add_entity(
+        return put_entity(
             self.ctx,
             name,
             "person",
             USER_DESCRIPTION,
-            None,
             self.vectors.get((name, "person")),
             source_stage="extraction",
-            candidates=False,
-        ).id
+        )
 
     def _vector_for(self, name: str, entity_id: str) -> Vectors | None:
         vectors = self.ctx.vectors
@@ -186,14 +192,10 @@ class _Binder:
     def _bind(self, entity_id: str, *, named: bool) -> None:
         pk = entity_row(self.ctx, entity_id).pk
         conn = self.ctx.conn
-        key = {"workspace": self.ctx.workspace, "user_id": _user_key(self.user_id)}
-        updated = conn.execute(
-            update(ue)
-            .where(ue.c.workspace == key["workspace"], ue.c.user_id == key["user_id"])
-            .values(entity_pk=pk, named=int(named))
-        )
+        key = (self.ctx.workspace, _user_key(self.user_id))
+        updated = dbapi.execute(conn, _BIND, (pk, int(named), *key))
         if updated.rowcount == 0:
-            conn.execute(insert(ue).values(**key, entity_pk=pk, named=int(named)))
+            dbapi.execute(conn, _INSERT_BINDING, (*key, pk, int(named)))
 
 
 def apply_extractions(
@@ -207,10 +209,12 @@ def apply_extractions(
     binder = _Binder(ctx, user_id, vectors, skip_entity or is_meta_entity)
     stamp = now()
     pks = [r.message.pk for r in results]
+    # The units still pending, with the day each message was written (what its date
+    # phrases are resolved against): one statement for the whole batch.
     still = {
-        int(row[0])
-        for row in ctx.conn.exec_driver_sql(
-            _STILL_PENDING.format(marks=", ".join("?" * len(pks))), tuple(pks)
+        int(pk): str(created_at or stamp)[:10]
+        for pk, created_at in dbapi.raw_connection(ctx.conn).execute(
+            _STILL_PENDING.format(marks=", ".join("?" * len(pks))), pks
         )
     }
     for result in results:
@@ -229,7 +233,7 @@ def apply_extractions(
             )
             if entity_id is not None:
                 ids[entity.name] = entity_id
-        said_on = _said_on(ctx, message.pk)
+        said_on = still[message.pk]
         # What holds first, then what ended: "I left X and joined Y in May" closes X at
         # May (Y supersedes it), and the ending then finds X closed already.
         for rel in sorted(found.relationships, key=lambda rel: rel.ended):
@@ -239,10 +243,10 @@ def apply_extractions(
                 continue  # an endpoint was skipped by the guard, or a self-loop
             # An identical open edge is reused (the first statement keeps its provenance);
             # a single-valued type closes the previous one (``validity.py``).
-            add_relationship(
-                ctx,
-                source,
-                target,
+            ends = binder.end(source, "source"), binder.end(target, "target")
+            fact = Fact(
+                ends[0].pk,
+                ends[1].pk,
                 rel.type,
                 {"source": "extraction"},
                 rel.confidence,
@@ -252,12 +256,15 @@ def apply_extractions(
                 source_message_id=message.id,
                 said_on=said_on,
             )
+            put_relationship(ctx, *ends, fact)
         linked = set(ids.values())
         if any(SELF in (r.source, r.target) for r in found.relationships):
             linked.add(binder.self_id())
         if linked:
-            ctx.conn.exec_driver_sql(
-                _MENTIONS.format(marks=", ".join("?" * len(linked))), (message.pk, *linked)
+            dbapi.execute(
+                ctx.conn,
+                _MENTIONS.format(marks=", ".join("?" * len(linked))),
+                (message.pk, *linked),
             )
         _finish(ctx, message.pk, "done", stamp, None)
 
@@ -276,30 +283,35 @@ def apply_then_due(
     return due_observations(ctx, conversation_id, every) if every else []
 
 
-def _said_on(ctx: Ctx, message_pk: int) -> str:
-    """The day the message was written: what its date phrases are resolved against."""
-    row = ctx.conn.exec_driver_sql(_CREATED_AT, (message_pk,)).first()
-    return str((row[0] if row is not None else None) or now())[:10]
-
-
 def _resolved(phrase: str | None, said_on: str) -> str | None:
     return resolve_date(phrase, date.fromisoformat(said_on)) if phrase else None
 
 
 def _finish(ctx: Ctx, message_pk: int, status: str, stamp: str, error: str | None) -> None:
-    ctx.conn.exec_driver_sql(_FINISH, (status, stamp, error, message_pk))
+    dbapi.execute(ctx.conn, _FINISH, (status, stamp, error, message_pk))
 
 
 # Applying extractions runs on the writer every workspace shares, a few statements per
-# message: as driver SQL they cost a quarter of a Core statement's CPU (``prepared.py``).
+# message: on the DB-API cursor (``dbapi.py``) they cost a fraction of a Core statement's
+# CPU, and a tenth of the same SQL through ``exec_driver_sql``'s result machinery.
 _STILL_PENDING = (
-    "SELECT message_pk FROM extraction_units WHERE status = 'pending' AND message_pk IN ({marks})"
+    "SELECT xu.message_pk, m.created_at FROM extraction_units AS xu "
+    "JOIN messages AS m ON m.pk = xu.message_pk "
+    "WHERE xu.status = 'pending' AND xu.message_pk IN ({marks})"
+)
+_SELF = (
+    "SELECT ue.entity_pk, ue.named, e.id, e.name, e.merged_into_pk FROM user_entities AS ue "
+    "JOIN entities AS e ON e.pk = ue.entity_pk WHERE ue.workspace = ? AND ue.user_id = ?"
+)
+_REBIND = "UPDATE user_entities SET entity_pk = ? WHERE workspace = ? AND user_id = ?"
+_BIND = "UPDATE user_entities SET entity_pk = ?, named = ? WHERE workspace = ? AND user_id = ?"
+_INSERT_BINDING = (
+    "INSERT INTO user_entities(workspace, user_id, entity_pk, named) VALUES (?, ?, ?, ?)"
 )
 _MENTIONS = (
     "INSERT OR IGNORE INTO entity_mentions(entity_pk, message_pk) "
     "SELECT pk, ? FROM entities WHERE id IN ({marks})"
 )
-_CREATED_AT = "SELECT created_at FROM messages WHERE pk = ?"
 _FINISH = (
     "UPDATE extraction_units SET status = ?, attempts = attempts + 1, last_run = ?, "
     "error = ? WHERE message_pk = ?"

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, Table
 
+from . import dbapi
 from . import schema as s
 
 __all__ = [
@@ -44,9 +45,11 @@ def _by_id(table: Table) -> str:
     return f'SELECT {_columns(table)} FROM "{table.name}" WHERE id = ? AND workspace = ?'
 
 
-def row_by_id(conn: Connection, table: Table, id_: str, workspace: str) -> Row[Any] | None:
-    """The row of ``table`` with API id ``id_`` in ``workspace`` (``Ctx.row``'s lookup)."""
-    return conn.exec_driver_sql(_by_id(table), (id_, workspace)).first()
+def row_by_id(conn: Connection, table: Table, id_: str, workspace: str) -> Any | None:
+    """The row of ``table`` with API id ``id_`` in ``workspace`` (``Ctx.row``'s lookup), a
+    named tuple read on the DB-API cursor (``dbapi.py``): every unit of work on the
+    writer looks up a row or two by id, most of them several times per message applied."""
+    return dbapi.fetch_one(conn, _by_id(table), (id_, workspace))
 
 
 _ORDER = "ORDER BY updated_at DESC, pk DESC LIMIT ?"
@@ -114,9 +117,9 @@ _RELATIONSHIP = (
 )
 
 
-def relationship_by_id(conn: Connection, rel_id: str) -> Row[Any] | None:
+def relationship_by_id(conn: Connection, rel_id: str) -> Any | None:
     """A relationship row with its endpoints' API ids as ``s_id`` and ``t_id``. Every
     extracted or written edge reads itself back through this (twice: for the graph mirror
     and for the answer), and the Core version built two ``aliased`` tables per call — the
     largest single cost of applying an extraction on the writer."""
-    return conn.exec_driver_sql(_RELATIONSHIP, (rel_id,)).first()
+    return dbapi.fetch_one(conn, _RELATIONSHIP, (rel_id,))

@@ -23,7 +23,6 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 from sqlalchemy import (
     Connection,
     Engine,
-    Row,
     Table,
     delete,
     func,
@@ -43,6 +42,7 @@ from nams_local.errors import (
 
 from . import entity_keys, file_check, migrations, prepared
 from . import schema as s
+from .batched_wakeups import BatchedWakeups
 from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
 from .embedding_batcher import EmbeddingBatcher
@@ -116,7 +116,9 @@ class SQLiteStore:
         self.lanes = lanes or Lanes()
         #: How entity names resolve to existing entities (aliases, candidate threshold).
         self.resolution = resolution or Resolution()
-        self._writer = WriterLane("nams-sqlite", self._forget_mirrors)
+        #: The writer's futures reach their event loops in bursts (``batched_wakeups.py``).
+        self._wakeups = BatchedWakeups()
+        self._writer = WriterLane("nams-sqlite", self._forget_mirrors, self._wakeups.burst)
         self._closed = False
         self._resume_claimed = False
         #: Un-indexed characters of deferred full-text rows, per workspace (``fts_backlog``).
@@ -246,7 +248,7 @@ class SQLiteStore:
     async def _settle(self, future: Future[R]) -> R:
         """The writer's result; damage to the file found on the way is a 503 naming it."""
         try:
-            return await asyncio.wrap_future(future)
+            return await self._wakeups.wrap(future)
         except Exception as exc:
             damaged = file_check.damage(exc, self.path)
             if damaged is None:
@@ -548,11 +550,11 @@ class Ctx:
     def vectors(self) -> VectorState | None:
         return self.store.vectors
 
-    def find(self, table: Table, id_: str) -> Row[Any] | None:
+    def find(self, table: Table, id_: str) -> Any | None:
         """The row with API id ``id_`` in this workspace, or ``None``."""
         return prepared.row_by_id(self.conn, table, id_, self.workspace)
 
-    def row(self, table: Table, id_: str, what: str) -> Row[Any]:
+    def row(self, table: Table, id_: str, what: str) -> Any:
         """The row with API id ``id_`` in this workspace, or ``NotFoundError``."""
         found = self.find(table, id_)
         if found is None:

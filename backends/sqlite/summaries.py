@@ -11,8 +11,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import insert, update
 
+from . import dbapi
 from . import schema as s
 from .conversations import EXTRACTED_ROLES, conversation_row
 from .rows import dumps, insert_rows, new_id, now
@@ -38,35 +39,32 @@ class PendingMessage:
     content: str
 
 
-def _last_covered_pk(ctx: Ctx, conversation_pk: int) -> int:
-    """The newest message an observation of the conversation already covers (0: none)."""
-    row = ctx.conn.exec_driver_sql(_LATEST_OBSERVED, (conversation_pk,)).first()
-    ids = json.loads(row[0]) if row is not None and row[0] else []
-    if not ids:
-        return 0
-    found = ctx.conn.exec_driver_sql(
-        _NEWEST_OF.format(marks=", ".join("?" * len(ids))), tuple(ids)
-    ).first()
-    return int((found[0] if found is not None else None) or 0)
-
-
-# ``due_observations`` runs after every applied extraction batch, on the writer: driver
-# SQL (``prepared.py``), not Core statements built per call.
+# ``due_observations`` runs after every applied extraction batch, on the writer: DB-API
+# SQL (``dbapi.py``), two statements. The first finds the conversation by its API id and
+# the messages its newest observation covers; the second the messages after those.
 _LATEST_OBSERVED = (
-    "SELECT source_msg_ids FROM observations WHERE conversation_pk = ? ORDER BY pk DESC LIMIT 1"
+    "SELECT c.pk, (SELECT o.source_msg_ids FROM observations AS o "
+    "WHERE o.conversation_pk = c.pk ORDER BY o.pk DESC LIMIT 1) "
+    "FROM conversations AS c WHERE c.id = ? AND c.workspace = ?"
 )
-_NEWEST_OF = "SELECT max(pk) FROM messages WHERE id IN ({marks})"
 _UNCOVERED = (
-    "SELECT pk, id, role, content FROM messages WHERE conversation_pk = ? AND pk > ? "
-    f"AND role IN ({', '.join(repr(role) for role in EXTRACTED_ROLES)}) ORDER BY pk"
+    "SELECT pk, id, role, content FROM messages WHERE conversation_pk = ? "
+    f"AND role IN ({', '.join(repr(role) for role in EXTRACTED_ROLES)}) "
+    "AND pk > coalesce((SELECT max(pk) FROM messages WHERE id IN ({marks})), 0) ORDER BY pk"
 )
 
 
 def due_observations(ctx: Ctx, conversation_id: str, every: int) -> list[list[PendingMessage]]:
-    """Each next run of ``every`` messages no observation covers yet (whole runs only)."""
-    conv = conversation_row(ctx, conversation_id)
-    rows = ctx.conn.exec_driver_sql(_UNCOVERED, (conv.pk, _last_covered_pk(ctx, conv.pk))).all()
-    messages = [PendingMessage(r.pk, r.id, r.role, r.content) for r in rows]
+    """Each next run of ``every`` messages no observation covers yet (whole runs only);
+    none for a conversation that does not exist (any more)."""
+    found = dbapi.fetch_one(ctx.conn, _LATEST_OBSERVED, (conversation_id, ctx.workspace))
+    if found is None:
+        return []
+    conv_pk, covered_json = found
+    covered: list[str] = json.loads(covered_json) if covered_json else []
+    sql = _UNCOVERED.format(marks=", ".join("?" * len(covered)) or "NULL")
+    rows = dbapi.raw_connection(ctx.conn).execute(sql, (conv_pk, *covered)).fetchall()
+    messages = [PendingMessage(*row) for row in rows]
     whole = len(messages) - len(messages) % every
     return [messages[i : i + every] for i in range(0, whole, every)]
 
@@ -102,28 +100,29 @@ class DueReflection:
     previous: str | None
 
 
+# ``due_reflection`` runs after every observation written (DB-API SQL, as above).
+_CURRENT_REFLECTION = (
+    "SELECT id, content, source_obs_ids FROM reflections "
+    "WHERE conversation_pk = ? AND superseded_by_id IS NULL ORDER BY pk DESC LIMIT 1"
+)
+_NEWEST_OBSERVATION_OF = "SELECT max(pk) FROM observations WHERE id IN ({marks})"
+_OBSERVATIONS_AFTER = (
+    "SELECT id, content FROM observations WHERE conversation_pk = ? AND pk > ? ORDER BY pk LIMIT ?"
+)
+
+
 def due_reflection(ctx: Ctx, conversation_id: str, every: int) -> DueReflection | None:
     """The observations since the current reflection, when there are ``every`` of them."""
     conv = conversation_row(ctx, conversation_id)
-    current = ctx.conn.execute(
-        select(rf.c.id, rf.c.content, rf.c.source_obs_ids)
-        .where(rf.c.conversation_pk == conv.pk, rf.c.superseded_by_id.is_(None))
-        .order_by(rf.c.pk.desc())
-        .limit(1)
-    ).first()
+    current = dbapi.fetch_one(ctx.conn, _CURRENT_REFLECTION, (conv.pk,))
     after = 0
     if current is not None:
         covered = json.loads(current.source_obs_ids) or []
         if covered:
-            after = int(
-                ctx.conn.execute(select(func.max(o.c.pk)).where(o.c.id.in_(covered))).scalar() or 0
-            )
-    rows = ctx.conn.execute(
-        select(o.c.id, o.c.content)
-        .where(o.c.conversation_pk == conv.pk, o.c.pk > after)
-        .order_by(o.c.pk)
-        .limit(every)
-    ).all()
+            marks = ", ".join("?" * len(covered))
+            newest = dbapi.fetch_one(ctx.conn, _NEWEST_OBSERVATION_OF.format(marks=marks), covered)
+            after = int((newest[0] if newest is not None else None) or 0)
+    rows = dbapi.fetch_all(ctx.conn, _OBSERVATIONS_AFTER, (conv.pk, after, every))
     if len(rows) < every:
         return None
     return DueReflection(

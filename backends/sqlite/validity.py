@@ -28,10 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, and_, insert, or_, select, update
+from sqlalchemy import Row, select, update
 
 from nams_local.errors import InvalidInputError, NotFoundError
 
+from . import dbapi
 from . import schema as s
 from .edge_identity import enrich_edge
 from .rows import dumps, new_id, now
@@ -80,12 +81,9 @@ def _related(ctx: Ctx, fact: Fact, symmetric: bool) -> list[Row[Any]]:
     """The edges of the fact's type that its subject holds (either end when symmetric)."""
     if symmetric:
         ends = (fact.source_pk, fact.target_pk)
-        where: Any = or_(r.c.source_pk.in_(ends), r.c.target_pk.in_(ends))
+        rows = dbapi.fetch_all(ctx.conn, _RELATED_SYMMETRIC, (ctx.workspace, *ends, *ends))
     else:
-        where = r.c.source_pk == fact.source_pk
-    rows = ctx.conn.execute(
-        select(r).where(and_(r.c.workspace == ctx.workspace, where)).order_by(r.c.pk)
-    ).all()
+        rows = dbapi.fetch_all(ctx.conn, _RELATED, (ctx.workspace, fact.source_pk))
     wanted = type_key(fact.type)
     return [row for row in rows if type_key(row.type) == wanted]
 
@@ -200,24 +198,40 @@ def _insert(
     rel_id = new_id()
     stamp = now()
     closed = valid_until is not None
-    ctx.conn.execute(
-        insert(r).values(
-            id=rel_id,
-            workspace=ctx.workspace,
-            source_pk=fact.source_pk,
-            target_pk=fact.target_pk,
-            type=fact.type,
-            properties=dumps(fact.properties),
-            confidence=fact.confidence,
-            created_at=stamp,
-            valid_from=valid_from,
-            valid_until=valid_until,
-            invalidated_at=(invalidated or stamp) if closed else None,
-            superseded_by=superseded_by,
-            source_message_id=fact.source_message_id,
-        )
+    dbapi.execute(
+        ctx.conn,
+        _INSERT,
+        (
+            rel_id,
+            ctx.workspace,
+            fact.source_pk,
+            fact.target_pk,
+            fact.type,
+            dumps(fact.properties),
+            fact.confidence,
+            stamp,
+            valid_from,
+            valid_until,
+            (invalidated or stamp) if closed else None,
+            superseded_by,
+            fact.source_message_id,
+        ),
     )
     return rel_id
+
+
+# Every extracted relationship runs ``_related`` and usually ``_insert`` on the writer:
+# DB-API SQL (``dbapi.py``), not Core statements built per call.
+_RELATED = "SELECT * FROM relationships WHERE workspace = ? AND source_pk = ? ORDER BY pk"
+_RELATED_SYMMETRIC = (
+    "SELECT * FROM relationships WHERE workspace = ? "
+    "AND (source_pk IN (?, ?) OR target_pk IN (?, ?)) ORDER BY pk"
+)
+_INSERT = (
+    "INSERT INTO relationships(id, workspace, source_pk, target_pk, type, properties, "
+    "confidence, created_at, valid_from, valid_until, invalidated_at, superseded_by, "
+    "source_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def _close(ctx: Ctx, pk: int, until: str, stamp: str, by: str | None) -> None:

@@ -66,6 +66,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -201,11 +202,19 @@ class _FairQueue:
 class WriterLane:
     """The single writer thread of a store (see the module docstring)."""
 
-    def __init__(self, name: str, on_rollback: Callable[[BaseException], None]) -> None:
+    def __init__(
+        self,
+        name: str,
+        on_rollback: Callable[[BaseException], None],
+        burst: Callable[[], AbstractContextManager[None]] = nullcontext,
+    ) -> None:
         #: Called after a transaction was rolled back because a unit raised (not for
         #: refused input that wrote nothing): in-memory mirrors patched by the undone
         #: units must be forgotten.
         self._on_rollback = on_rollback
+        #: Wraps the resolving of a committed group's futures, so their waiters can be
+        #: woken once for the group (``batched_wakeups.py``).
+        self._burst = burst
         self._requests = _FairQueue()
         self._background = _FairQueue()
         self._calls: deque[_Job] = deque()
@@ -404,12 +413,13 @@ class WriterLane:
             return
         finally:
             self._current = None
-        for job, (ok, value) in zip(batch, outcomes, strict=True):
-            if ok:
-                self._publish(job)
-                job.future.set_result(value)
-            else:
-                job.future.set_exception(value)
+        with self._burst():
+            for job, (ok, value) in zip(batch, outcomes, strict=True):
+                if ok:
+                    self._publish(job)
+                    job.future.set_result(value)
+                else:
+                    job.future.set_exception(value)
 
     def _publish(self, job: _Job) -> None:
         for hook in job.hooks:

@@ -82,7 +82,7 @@ def _session_names(ctx: Ctx, conv_pks: Sequence[int]) -> dict[int, str]:
 
 def _insert_conversation(
     ctx: Ctx, conv_id: str, user_id: str | None, metadata: dict[str, Any] | None
-) -> Row[Any]:
+) -> Any:
     stamp = now()
     ctx.conn.execute(
         insert(c).values(
@@ -98,7 +98,7 @@ def _insert_conversation(
     return conversations.conversation_row(ctx, conv_id)
 
 
-def _open_session(ctx: Ctx, session_id: str) -> Row[Any]:
+def _open_session(ctx: Ctx, session_id: str) -> Any:
     found = find_session(ctx, session_id)
     if found is not None:
         return found

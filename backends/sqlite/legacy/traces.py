@@ -34,7 +34,7 @@ __all__ = [
 t, ts, ttc = s.traces, s.trace_steps, s.trace_tool_calls
 
 
-def _trace_row(ctx: Ctx, trace_id: str) -> Row[Any]:
+def _trace_row(ctx: Ctx, trace_id: str) -> Any:
     return ctx.row(t, trace_id, "trace")
 
 
