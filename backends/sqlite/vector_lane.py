@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
+import numpy as np
 from sqlalchemy import Connection, delete, select
 
 from nams_local.embeddings import Embedder
@@ -115,6 +116,10 @@ class VectorLane:
         #: Sequence numbers still pending (queued or being embedded), per scope key.
         self._pending: dict[str, set[int]] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
+        #: Every pending row by sequence number, and the vectors a search already made for
+        #: some of them (``provide``): the lane stores those instead of embedding again.
+        self._items: dict[int, QueuedVector] = {}
+        self._provided: dict[int, Vectors] = {}
         self._backlog = 0
         self._room: list[Future[None]] = []
         self._drained: list[Future[None]] = []
@@ -133,6 +138,7 @@ class VectorLane:
             for item in items:
                 self._seq += 1
                 self._queue.append((self._seq, item))
+                self._items[self._seq] = item
                 for key in item.scopes():
                     self._pending.setdefault(key, set()).add(self._seq)
             self._backlog += len(items)
@@ -165,6 +171,27 @@ class VectorLane:
                 self._waiters.setdefault(key, []).append(waiter)
                 waiter.future.add_done_callback(one_done)
             return done
+
+    def queued_in(
+        self, key: str, limit: int
+    ) -> list[tuple[int, QueuedVector, Vectors | None]] | None:
+        """The rows pending under ``key`` now, oldest first, each with the vector a search
+        already made for it (``provide``) or ``None``; ``None`` if more than ``limit`` are."""
+        with self._cond:
+            seqs = self._pending.get(key)
+            if not seqs:
+                return []
+            if len(seqs) > limit:
+                return None
+            return [(seq, self._items[seq], self._provided.get(seq)) for seq in sorted(seqs)]
+
+    def provide(self, vectors: dict[int, Vectors]) -> None:
+        """Vectors (message embedder rows) made elsewhere for pending rows, by sequence
+        number: the lane stores them as they are when it reaches those rows."""
+        with self._cond:
+            for seq, row in vectors.items():
+                if seq in self._items:
+                    self._provided[seq] = row
 
     def room(self) -> Future[None] | None:
         """A future done once the backlog is low enough for another write (``None``: now)."""
@@ -234,7 +261,7 @@ class VectorLane:
                 batch = self._next_batch()
                 self._working = True
             try:
-                self._embed_and_store([item for _, item in batch])
+                self._embed_and_store(batch)
             finally:
                 self.batches += 1
                 self._working = False
@@ -264,10 +291,15 @@ class VectorLane:
         self._queue = [entry for at, entry in enumerate(queue) if at not in picked]
         return batch
 
-    def _embed_and_store(self, items: list[QueuedVector]) -> None:
+    def _embed_and_store(self, batch: list[tuple[int, QueuedVector]]) -> None:
+        items = [item for _, item in batch]
+        with self._cond:
+            made = [self._provided.get(seq) for seq, _ in batch]
+        todo = [i for i, row in enumerate(made) if row is None]
         for attempt in range(1, _ATTEMPTS + 1):
             try:
-                vectors = self._embedder.embed([item.text for item in items])
+                fresh = iter(self._embedder.embed([items[i].text for i in todo]) if todo else ())
+                vectors = np.stack([row if row is not None else next(fresh) for row in made])
                 self._run_on_writer(
                     functools.partial(
                         store_vectors, index=self._index, items=items, vectors=vectors
@@ -289,6 +321,8 @@ class VectorLane:
         ready: list[Future[None]] = []
         with self._cond:
             for seq, item in batch:
+                self._items.pop(seq, None)
+                self._provided.pop(seq, None)
                 for key in item.scopes():
                     seqs = self._pending.get(key)
                     if seqs is not None:

@@ -1,8 +1,9 @@
 """A vector search's own scope is embedded before a backlog nobody is waiting for.
 
-The vector lane embeds committed messages in batches after their ack; a search waits for
-the rows queued in its own scope. Those rows must not wait behind another scope's bulk
-ingest: the lane takes rows a search waits for first.
+The vector lane embeds committed messages in batches after their ack; a search with more
+pending rows in its scope than it embeds itself (``pending_vectors.MAX_PENDING_ROWS``)
+waits for them. Those rows must not wait behind another scope's bulk ingest: the lane
+takes rows a search waits for first.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from pathlib import Path
 
 from backends.sqlite import SQLiteBackend
+from backends.sqlite.pending_vectors import MAX_PENDING_ROWS
 from backends.sqlite.vector_lane import BATCH
 from nams_local import NewMessage
 from nams_local.embeddings import HashingEmbedder, Matrix
@@ -50,6 +52,8 @@ async def test_a_search_does_not_wait_behind_another_scopes_backlog(tmp_path: Pa
                     [NewMessage(role="user", content=f"bulk {n} {i}") for i in range(100)],
                 )
             assert await asyncio.to_thread(embedder.held.wait, 30)
+            many = [f"sailing lesson {i}" for i in range(MAX_PENDING_ROWS)]
+            await b.add_messages(mine.id, [NewMessage(role="user", content=t) for t in many])
             own = await b.add_message(mine.id, "user", "sailing lessons on Saturday")
             search = asyncio.create_task(
                 b.search_messages(mine.id, "sailing lessons", mode="vector", limit=1)
