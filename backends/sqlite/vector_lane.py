@@ -120,6 +120,7 @@ class VectorLane:
         #: some of them (``provide``): the lane stores those instead of embedding again.
         self._items: dict[int, QueuedVector] = {}
         self._provided: dict[int, Vectors] = {}
+        self._claimed: dict[int, tuple[Future[Vectors], int]] = {}
         self._backlog = 0
         self._room: list[Future[None]] = []
         self._drained: list[Future[None]] = []
@@ -172,26 +173,48 @@ class VectorLane:
                 waiter.future.add_done_callback(one_done)
             return done
 
-    def queued_in(
-        self, key: str, limit: int
-    ) -> list[tuple[int, QueuedVector, Vectors | None]] | None:
-        """The rows pending under ``key`` now, oldest first, each with the vector a search
-        already made for it (``provide``) or ``None``; ``None`` if more than ``limit`` are."""
+    def overlay(
+        self, key: str, limit: int, start: Callable[[list[QueuedVector]], Future[Vectors]]
+    ) -> list[tuple[QueuedVector, Vectors | Future[Vectors], int]] | None:
+        """The rows pending under ``key`` now, oldest first, each with its vector: one a
+        search made already (``provide``), or the future of a search embedding it (row
+        ``i`` of that future's matrix). Rows neither has yet are handed to ``start``
+        (under the lane's lock, so two searches never embed the same row); ``None`` if
+        more than ``limit`` rows are pending (``pending_vectors``)."""
         with self._cond:
-            seqs = self._pending.get(key)
-            if not seqs:
-                return []
+            seqs = sorted(self._pending.get(key, ()))
             if len(seqs) > limit:
                 return None
-            return [(seq, self._items[seq], self._provided.get(seq)) for seq in sorted(seqs)]
+            missing = [
+                seq for seq in seqs if seq not in self._provided and seq not in self._claimed
+            ]
+            if missing:
+                future = start([self._items[seq] for seq in missing])
+                for i, seq in enumerate(missing):
+                    self._claimed[seq] = (future, i)
+                future.add_done_callback(functools.partial(self._claim_done, missing))
+            out: list[tuple[QueuedVector, Vectors | Future[Vectors], int]] = []
+            for seq in seqs:
+                made = self._provided.get(seq)
+                if made is not None:
+                    out.append((self._items[seq], made, 0))
+                elif seq in self._claimed:
+                    claim, i = self._claimed[seq]
+                    out.append((self._items[seq], claim, i))
+                else:  # claimed and failed at once: the caller waits for the lane
+                    return None
+            return out
 
-    def provide(self, vectors: dict[int, Vectors]) -> None:
-        """Vectors (message embedder rows) made elsewhere for pending rows, by sequence
-        number: the lane stores them as they are when it reaches those rows."""
+    def _claim_done(self, seqs: list[int], future: Future[Vectors]) -> None:
+        """A search's vectors for rows it claimed: kept for the lane to store as they are
+        (it does not embed those texts again); on failure the claim is dropped, so the
+        next search or the lane embeds them."""
+        failed = future.cancelled() or future.exception() is not None
         with self._cond:
-            for seq, row in vectors.items():
-                if seq in self._items:
-                    self._provided[seq] = row
+            for i, seq in enumerate(seqs):
+                self._claimed.pop(seq, None)
+                if not failed and seq in self._items:
+                    self._provided[seq] = future.result()[i]
 
     def room(self) -> Future[None] | None:
         """A future done once the backlog is low enough for another write (``None``: now)."""
@@ -323,6 +346,7 @@ class VectorLane:
             for seq, item in batch:
                 self._items.pop(seq, None)
                 self._provided.pop(seq, None)
+                self._claimed.pop(seq, None)
                 for key in item.scopes():
                     seqs = self._pending.get(key)
                     if seqs is not None:

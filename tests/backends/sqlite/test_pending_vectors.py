@@ -133,3 +133,38 @@ async def test_a_bulk_in_the_searched_conversation_waits_for_the_lane(tmp_path: 
             assert [m.id for m in found.items] == [stored[-1].id]
         finally:
             embedder.gate.set()
+
+
+async def test_concurrent_searches_share_the_embedding_of_their_pending_rows(
+    tmp_path: Path,
+) -> None:
+    embedder = HeldBulk(HashingEmbedder(dimension=64))
+    async with SQLiteBackend(tmp_path / "m.sqlite3", embedder=embedder, extraction="off") as b:
+        try:
+            backlog = await b.create_conversation("u1")
+            mine = await b.create_conversation("u2")
+            await b.add_messages(
+                backlog.id, [NewMessage(role="user", content=f"bulk {i}") for i in range(80)]
+            )
+            assert await asyncio.to_thread(embedder.held.wait, 30)
+            texts = [f"pending note {i} on the allotment rota" for i in range(4)]
+            stored = await b.add_messages(
+                mine.id, [NewMessage(role="user", content=t) for t in texts]
+            )
+            queries = [f"allotment rota note {i}" for i in range(6)]
+            found = await asyncio.wait_for(
+                asyncio.gather(
+                    *(b.search_messages(mine.id, q, mode="vector", limit=4) for q in queries)
+                ),
+                30,
+            )
+            for result in found:
+                assert {m.id for m in result.items} == {m.id for m in stored}
+            for text in texts:  # six searches, one embedding each
+                assert len(embedder.runs_with(text)) == 1, text
+            embedder.gate.set()
+            await asyncio.wait_for(b.store.vector_lane.drained(), 60)  # type: ignore[union-attr]
+            for text in texts:  # and the lane stored the search's vectors
+                assert len(embedder.runs_with(text)) == 1, text
+        finally:
+            embedder.gate.set()
