@@ -19,6 +19,7 @@ Scores are the same cosine similarities either way (a zero vector scores 0, as t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,16 +52,11 @@ class PendingVectors:
 
     def similarities(self, query: NDArray[np.float32]) -> dict[int, float]:
         """Each message's best cosine similarity (whole text or a passage) to ``query``."""
-        best: dict[int, float] = {}
         if not self.pks:
-            return best
+            return {}
         at, flat = split_wide(self.vectors, int(query.shape[0]))
         sims = _cosine(flat, np.ascontiguousarray(query, dtype=np.float32))
-        for (row, _), similarity in zip(at, sims.tolist(), strict=True):
-            pk = self.pks[row]
-            if similarity > best.get(pk, -2.0):
-                best[pk] = similarity
-        return best
+        return _best_of({}, zip([self.pks[row] for row, _ in at], sims.tolist(), strict=True))
 
 
 def search_conversation(
@@ -78,11 +74,17 @@ def search_conversation(
     found = _search_index(conn, index, vector, k, part, conversation)
     if pending is None or not pending.pks:
         return found
-    best = dict(found)
-    for pk, similarity in pending.similarities(vector).items():
+    best = _best_of(dict(found), pending.similarities(vector).items())
+    return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
+
+
+def _best_of(best: dict[int, float], scored: Iterable[tuple[int, float]]) -> dict[int, float]:
+    """``best`` updated with each message's best similarity in ``scored`` (a message has
+    several vectors: its whole text and its passages)."""
+    for pk, similarity in scored:
         if similarity > best.get(pk, -2.0):
             best[pk] = similarity
-    return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
+    return best
 
 
 def _search_index(
@@ -131,10 +133,7 @@ def _search_index(
     if not rows:
         return []
     sims = _cosine(np.stack(rows), np.ascontiguousarray(vector, dtype=np.float32))
-    best: dict[int, float] = {}
-    for pk, similarity in zip(keys, sims.tolist(), strict=True):
-        if similarity > best.get(pk, -2.0):
-            best[pk] = similarity
+    best = _best_of({}, zip(keys, sims.tolist(), strict=True))
     # Ties in row order, as the KNN's scan returns them (oldest first).
     ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
     return ranked[:k]

@@ -10,7 +10,6 @@ embedding the text again. Once with the hashing embedder, once with the real mod
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
 import pytest
@@ -18,55 +17,17 @@ import pytest
 from backends.sqlite import SQLiteBackend
 from backends.sqlite.pending_vectors import MAX_PENDING_ROWS
 from nams_local import NewMessage
-from nams_local.embeddings import BaseEmbedder, HashingEmbedder, Matrix, default_embedder
+from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 
-
-class HeldBulk(BaseEmbedder):
-    """``inner``'s vectors; records every model run's texts; the first run holding a
-    ``bulk `` text waits for ``gate`` (the lane's model thread stuck on a backlog)."""
-
-    def __init__(self, inner: BaseEmbedder) -> None:
-        super().__init__(query_cache_size=0)
-        self.inner = inner
-        self.gate = threading.Event()
-        self.held = threading.Event()
-        self.runs: list[list[str]] = []
-        self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def _embed(self, texts: list[str]) -> Matrix:
-        with self._lock:
-            self.runs.append(list(texts))
-            first = not self.held.is_set() and any(t.startswith("bulk ") for t in texts)
-            if first:
-                self.held.set()
-        if first:
-            assert self.gate.wait(60), "the test never opened the gate"
-        return self.inner.embed(texts)
-
-    def runs_with(self, text: str) -> list[list[str]]:
-        with self._lock:
-            return [run for run in self.runs if text in run]
+from .held_lane import HeldBulk, hold_the_lane
 
 
 async def _found_while_the_lane_is_held(tmp_path: Path, inner: BaseEmbedder) -> None:
     embedder = HeldBulk(inner)
     async with SQLiteBackend(tmp_path / "m.sqlite3", embedder=embedder, extraction="off") as b:
         try:
-            backlog = await b.create_conversation("u1")
             mine = await b.create_conversation("u2")
-            await b.add_messages(
-                backlog.id,
-                [NewMessage(role="user", content=f"bulk {i} harbour freight") for i in range(80)],
-            )
-            assert await asyncio.to_thread(embedder.held.wait, 30)
+            await hold_the_lane(b, embedder)
             noise = await b.add_message(mine.id, "user", "the quarterly tax return is due")
             own = await b.add_message(mine.id, "user", "we adopted a beagle called Biscuit")
             query = "a beagle called Biscuit"
@@ -110,12 +71,8 @@ async def test_a_bulk_in_the_searched_conversation_waits_for_the_lane(tmp_path: 
     embedder = HeldBulk(HashingEmbedder(dimension=64))
     async with SQLiteBackend(tmp_path / "m.sqlite3", embedder=embedder, extraction="off") as b:
         try:
-            backlog = await b.create_conversation("u1")
             mine = await b.create_conversation("u2")
-            await b.add_messages(
-                backlog.id, [NewMessage(role="user", content=f"bulk {i}") for i in range(80)]
-            )
-            assert await asyncio.to_thread(embedder.held.wait, 30)
+            await hold_the_lane(b, embedder)
             texts = [f"note {i} about sailing lessons" for i in range(MAX_PENDING_ROWS + 1)]
             stored = await b.add_messages(
                 mine.id, [NewMessage(role="user", content=t) for t in texts]
@@ -141,12 +98,8 @@ async def test_concurrent_searches_share_the_embedding_of_their_pending_rows(
     embedder = HeldBulk(HashingEmbedder(dimension=64))
     async with SQLiteBackend(tmp_path / "m.sqlite3", embedder=embedder, extraction="off") as b:
         try:
-            backlog = await b.create_conversation("u1")
             mine = await b.create_conversation("u2")
-            await b.add_messages(
-                backlog.id, [NewMessage(role="user", content=f"bulk {i}") for i in range(80)]
-            )
-            assert await asyncio.to_thread(embedder.held.wait, 30)
+            await hold_the_lane(b, embedder)
             texts = [f"pending note {i} on the allotment rota" for i in range(4)]
             stored = await b.add_messages(
                 mine.id, [NewMessage(role="user", content=t) for t in texts]

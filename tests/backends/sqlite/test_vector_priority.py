@@ -9,39 +9,19 @@ takes rows a search waits for first.
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
 from backends.sqlite import SQLiteBackend
 from backends.sqlite.pending_vectors import MAX_PENDING_ROWS
 from backends.sqlite.vector_lane import BATCH
 from nams_local import NewMessage
-from nams_local.embeddings import HashingEmbedder, Matrix
+from nams_local.embeddings import HashingEmbedder
 
-
-class HeldFirstBulk(HashingEmbedder):
-    """Records every run's texts; the first run of bulk rows waits for ``gate``."""
-
-    def __init__(self) -> None:
-        super().__init__(dimension=64)
-        self.gate = threading.Event()
-        self.held = threading.Event()
-        self.runs: list[list[str]] = []
-        self._lock = threading.Lock()
-
-    def _embed(self, texts: list[str]) -> Matrix:
-        with self._lock:
-            self.runs.append(list(texts))
-            first = not self.held.is_set() and any(t.startswith("bulk ") for t in texts)
-            if first:
-                self.held.set()
-        if first:
-            assert self.gate.wait(30), "the test never opened the gate"
-        return super()._embed(texts)
+from .held_lane import HeldBulk
 
 
 async def test_a_search_does_not_wait_behind_another_scopes_backlog(tmp_path: Path) -> None:
-    embedder = HeldFirstBulk()
+    embedder = HeldBulk(HashingEmbedder(dimension=64))
     async with SQLiteBackend(tmp_path / "m.sqlite3", embedder=embedder, extraction="off") as b:
         try:
             bulk = await b.create_conversation("u1")
