@@ -415,7 +415,10 @@ class MiniLMEmbedder(BaseEmbedder):
     ``intra_op_num_threads`` defaults to 2, measured on the 2-core target with an idle CPU:
     1 thread gave ~2.7 ms per short query and ~165 texts/s length-sorted; 2 threads ~1.9 ms and
     ~305 texts/s; onnxruntime's default (0 = one per core) tied with 2. It is pinned rather than
-    left at 0 so a bigger host does not fan out across every core.
+    left at 0 so a bigger host does not fan out across every core. A pass that starts while
+    another pass of this embedder is running uses a second, single-threaded session instead
+    (two callers at once on 2 cores: ~20 % less CPU a text, same wall time); ``passes`` and
+    ``narrow_passes`` count them.
 
     ``allow_spinning`` defaults to ``False``: onnxruntime's threads otherwise busy-wait between
     parallel sections and after each run, burning CPU the rest of the process needs. A server

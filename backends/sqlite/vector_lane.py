@@ -6,18 +6,20 @@ not embed: it commits the message, its full-text entry and a ``vector_queue`` ro
 group commit on the writer thread), and is acknowledged. This lane's thread then embeds
 whatever is queued in one batch (everything that arrived while the previous batch was
 being embedded, up to ``BATCH``) and stores the vectors in one writer unit of work. The
-embedding itself runs on the store's model threads (``embedding_batcher``), beside the
-search queries waiting at that moment.
+embedding itself runs on the store's bulk model thread (``embedding_batcher``).
 
-Read-your-writes stays true for vector search: a vector or hybrid search first waits
-(``pending``) until the rows that were queued in *its own* scope (the conversation, or
-the user's partition) when it started are embedded — never for other tenants' rows: the
-lane embeds rows a search waits for before older ones nobody waits for (``_next_batch``). It
-waits as long as the lane makes progress (it is embedding a batch, or stored one within
-the last ``READ_WAIT_SECONDS``: a backlog of ``MAX_BACKLOG`` rows on a slow, busy machine
-takes longer than one such period), and never longer than ``READ_WAIT_MAX_SECONDS`` in
-all; after that it
-answers from what is indexed (text search finds the message regardless). Writers are
+A conversation search with only a few rows pending in its conversation does not wait at
+all: it embeds them with its query and scores them itself (``overlay``,
+``pending_vectors``), and this lane stores the vectors it made (``_claim_done``) instead
+of embedding those texts again. Otherwise, read-your-writes stays true for vector
+search: a vector or hybrid search first waits (``pending``) until the rows that were
+queued in *its own* scope (the conversation, or the user's partition) when it started
+are embedded — never for other tenants' rows: the lane embeds rows a search waits for
+before older ones nobody waits for (``_next_batch``). It waits as long as the lane makes
+progress (it is embedding a batch, or stored one within the last ``READ_WAIT_SECONDS``:
+a backlog of ``MAX_BACKLOG`` rows on a slow, busy machine takes longer than one such
+period), and never longer than ``READ_WAIT_MAX_SECONDS`` in all; after that it answers
+from what is indexed (text search finds the message regardless). Writers are
 held back (``room``) while more than ``MAX_BACKLOG`` rows wait, so a bulk ingest runs at
 the embedder's batched pace instead of growing the queue without bound.
 
