@@ -320,6 +320,16 @@ class VectorLane:
         items = [item for _, item in batch]
         with self._cond:
             made = [self._provided.get(seq) for seq, _ in batch]
+            claims = [self._claimed.get(seq) for seq, _ in batch]
+        for i, claim in enumerate(claims):
+            if made[i] is None and claim is not None:
+                # A search is embedding this row at queries' priority: take its vector
+                # rather than embedding the text a second time.
+                future, row = claim
+                try:
+                    made[i] = future.result(timeout=READ_WAIT_SECONDS)[row]
+                except Exception:  # failed or stuck: the lane embeds the row itself
+                    made[i] = None
         todo = [i for i, row in enumerate(made) if row is None]
         for attempt in range(1, _ATTEMPTS + 1):
             try:
