@@ -78,7 +78,9 @@ async def test_a_bulk_in_the_searched_conversation_waits_for_the_lane(tmp_path: 
                 mine.id, [NewMessage(role="user", content=t) for t in texts]
             )
             search = asyncio.create_task(
-                b.search_messages(mine.id, "note 16 sailing lessons", mode="vector", limit=1)
+                b.search_messages(
+                    mine.id, f"note {MAX_PENDING_ROWS} sailing", mode="vector", limit=1
+                )
             )
             try:
                 await asyncio.sleep(0.2)
