@@ -27,7 +27,7 @@ from nams_local.models import (
 
 from . import deferred_fts, prepared
 from . import schema as s
-from .conversation_vectors import search_conversation
+from .conversation_vectors import PendingVectors, search_conversation
 from .dbapi import raw_connection
 from .rows import (
     dumps,
@@ -279,8 +279,10 @@ def rank_in(
     limit: int,
     mode: SearchMode,
     weight: float,
+    pending: PendingVectors | None = None,
 ) -> list[Ranked]:
-    """The best ``limit`` message pks (with scores) of one conversation."""
+    """The best ``limit`` message pks (with scores) of one conversation; ``pending``:
+    its messages not in the vector index yet, with their vectors (``pending_vectors``)."""
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
@@ -296,7 +298,7 @@ def rank_in(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
-            return search_conversation(conn, vectors.messages, query_vector, k, part, conv)
+            return search_conversation(conn, vectors.messages, query_vector, k, part, conv, pending)
 
     return rank(mode, limit, text_search, vector_search, weight)
 
@@ -326,9 +328,10 @@ def search_messages(
     limit: int,
     mode: SearchMode,
     weight: float,
+    pending: PendingVectors | None = None,
 ) -> SearchResult[Message]:
     conv = conversation_row(ctx, conversation_id)
-    ranked = {conv.pk: rank_in(ctx, conv, query, query_vector, limit, mode, weight)}
+    ranked = {conv.pk: rank_in(ctx, conv, query, query_vector, limit, mode, weight, pending)}
     return SearchResult[Message](items=materialise(ctx, ranked)[conv.pk], search_type=mode)
 
 
