@@ -351,6 +351,8 @@ def ranked_entities(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
+            if ctx.connection is not None:  # a reader thread: the published snapshot
+                return vectors.entities.search_committed(conn, query_vector, k, ctx.workspace, sub)
             return vectors.entities.search(conn, query_vector, k, ctx.workspace, sub)
 
     ranked = rank(mode, limit, text_search, vector_search, weight)

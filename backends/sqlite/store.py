@@ -46,6 +46,7 @@ from . import schema as s
 from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
 from .embedding_batcher import EmbeddingBatcher
+from .entity_snapshots import SnapshotIndex
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .graph import EntityGraphMirror
@@ -54,7 +55,7 @@ from .passages import PassageEmbedder, PassageIndex
 from .resolution import Resolution
 from .validity_rules import Supersession
 from .vector_lane import QueuedVector, VectorLane, queued_leftovers
-from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
+from .vectors import IndexKind, VectorIndex, make_index
 from .writer import MAX_QUEUED_UNITS, WriterLane
 
 logger = logging.getLogger("nams_local.sqlite")
@@ -86,7 +87,7 @@ _BACKFILL_BATCH = 256
 class VectorState:
     embedder: EmbeddingBatcher
     messages: VectorIndex
-    entities: CachedIndex
+    entities: SnapshotIndex
 
     @property
     def message_embedder(self) -> Embedder:
@@ -142,7 +143,7 @@ class SQLiteStore:
                 messages=PassageIndex(
                     make_index(kind, "messages", embedder.dimension), embedder.dimension
                 ),
-                entities=CachedIndex(
+                entities=SnapshotIndex(
                     make_index(kind, "entities", embedder.dimension), embedder.dimension
                 ),
             )
