@@ -150,6 +150,8 @@ class SQLiteStore:
         #: The opened file (deleted or replaced under the store: 503); other processes'
         #: writes to it (the mirrors revalidate): see those modules.
         self.identity = None if self.path == ":memory:" else FileIdentity(self.path)
+        #: Reader jobs run so far (tests and benchmarks count a turn's jobs).
+        self.reads = 0
         self.freshness = Freshness(self.drop_graph, self.vectors.entities if self.vectors else None)
         guard_writer(self.engine, self.freshness, self.identity)
         self.conn: Connection = self._writer.call(self.engine.connect).result()
@@ -287,6 +289,7 @@ class SQLiteStore:
             return await self.run(fn, ctx, *args, **kwargs)
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
+        self.reads += 1
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._readers, self._read, fn, ctx, args, kwargs)
