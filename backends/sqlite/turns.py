@@ -27,7 +27,7 @@ from nams_local.models import (
 from nams_local.turns import TurnRequest
 
 from . import schema as s
-from .conversations import groups_of, materialise, rank_in, steps_of, user_conversations
+from .conversations import groups_of, materialise, rank_each, steps_of, user_conversations
 from .entities import details_of, ranked_entities
 from .rows import to_entity
 from .store import Ctx
@@ -99,11 +99,9 @@ def turn_messages(
         if request.user_id is not None and request.conversation_limit > 0
         else []
     )
-    ranked = {conv.pk: rank_in(ctx, conv, query, query_vector, request.message_limit, mode, weight)}
-    for other in others:
-        ranked[other.pk] = rank_in(
-            ctx, other, query, query_vector, request.per_conversation_limit, mode, weight
-        )
+    wanted = [(conv, request.message_limit)]
+    wanted += [(other, request.per_conversation_limit) for other in others]
+    ranked = rank_each(ctx, wanted, query, query_vector, mode, weight)
     messages = materialise(ctx, ranked)
     steps = steps_of(ctx, [conv, *others])
     return TurnMessages(
