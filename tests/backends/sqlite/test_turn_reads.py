@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from sqlalchemy import create_engine
 
-from backends.sqlite import SQLiteBackend
+from backends.sqlite import SQLiteBackend, conversations
 from backends.sqlite.entity_snapshots import SnapshotIndex
 from backends.sqlite.vectors import CachedIndex, NumpyIndex
 from nams_local import NewMessage
@@ -138,3 +138,38 @@ def test_a_frozen_partition_never_changes_under_its_reader() -> None:
     assert view.subs == before[2]
     assert after is not None and sorted(after.pks.tolist()) == [1, 2, 3, 4, 9]
     assert np.array_equal(after.matrix[after.pks.tolist().index(1)], np.ones(dim, np.float32))
+
+
+TALK = (
+    "We hiked to the lake near Lima and the trail was muddy.",
+    "My sister Priya flew to Lima for the marathon.",
+    "The marathon route passes the old lake road.",
+    "I bought new trail shoes before the hike.",
+    "Priya says the lake is cold in May.",
+)
+
+
+@pytest.mark.parametrize("shared_rows", [2_000, 1])
+async def test_one_text_query_for_all_conversations_ranks_as_one_each(
+    store: SQLiteBackend, monkeypatch: pytest.MonkeyPatch, shared_rows: int
+) -> None:
+    """Cross-session search reads the BM25 hits of every conversation in one FTS5 query:
+    each conversation's hits and scores equal its own search's, also on the fallback (one
+    query each) past ``MAX_SHARED_TEXT_ROWS``."""
+    monkeypatch.setattr(conversations, "MAX_SHARED_TEXT_ROWS", shared_rows)
+    convs = []
+    for i in range(4):
+        conv = await store.create_conversation(USER)
+        texts = TALK[i:] + TALK[:i]
+        await store.add_messages(conv.id, [NewMessage(role="user", content=t) for t in texts])
+        convs.append(conv.id)
+    for query in ("lake trail", "Priya marathon in Lima", "cold May hike shoes", "zzqxv"):
+        groups = await store.search_user_messages(
+            USER, query, conversation_limit=4, per_conversation_limit=2
+        )
+        assert sorted(g.conversation_id for g in groups) == sorted(convs)
+        for group in groups:
+            alone = await store.search_messages(group.conversation_id, query, limit=2)
+            assert [(m.id, m.score) for m in group.messages] == [
+                (m.id, m.score) for m in alone.items
+            ]
