@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from .vectors import CachedIndex, FrozenRows, VectorIndex, freeze, nearest
 
@@ -70,8 +70,8 @@ class EntitySnapshot:
 
 def generation_of(conn: Connection, workspace: str) -> int:
     """The workspace's stamp as ``conn``'s transaction sees it (0: never stamped)."""
-    found = conn.execute(
-        text("SELECT n FROM nams_generations WHERE workspace = :w"), {"w": workspace}
+    found = conn.exec_driver_sql(
+        "SELECT n FROM nams_generations WHERE workspace = ?", (workspace,)
     ).scalar()
     return 0 if found is None else int(found)
 
