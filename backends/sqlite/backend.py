@@ -553,8 +553,7 @@ class SQLiteBackend(MemoryBackend):
 
     async def recall_turn(self, request: TurnRequest) -> TurnRecall:
         """``SupportsTurns``: the first round of a turn's retrieval in one call
-        (``turns.py``): the query embedded once, the message sources in one reader job and
-        the entity sources in one writer job, at the same time."""
+        (``turns.py``): the query embedded once, every source in one reader job."""
         check_query(request.query)
         check_limit(request.message_limit, name="message_limit")
         check_limit(request.entity_limit, name="entity_limit")
@@ -573,10 +572,8 @@ class SQLiteBackend(MemoryBackend):
             keys.append(partition_key(message_partition(self.workspace, request.user_id)))
         await self._vectors_settled(mode, *keys)
         weight = self.hybrid_weight
-        read, found = await asyncio.gather(
-            self._read_unit(turns.turn_messages, request, vector, mode, weight),
-            self._run_unit(turns.turn_entities, request, vector, user_vector, mode, weight),
-        )
+        both = await self._read_unit(turns.turn_reads, request, vector, user_vector, mode, weight)
+        read, found = both.messages, both.entities
         return TurnRecall(
             messages=read.messages,
             entities=found.entities,
@@ -733,7 +730,7 @@ class SQLiteBackend(MemoryBackend):
         check_limit(limit)
         run_mode = self._search_mode(mode)
         query_vector = await self._embed_query(query, run_mode)
-        return await self._run(
+        return await self._read(
             entities.search_entities, query, query_vector, type, limit, run_mode, self.hybrid_weight
         )
 

@@ -41,7 +41,7 @@ from .rows import (
     token_count,
     when,
 )
-from .search import Ranked, bm25, rank
+from .search import Ranked, bm25, candidates, matched, rank, text_score
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token, terms
 from .vector_lane import QueuedVector
@@ -280,15 +280,20 @@ def rank_in(
     mode: SearchMode,
     weight: float,
     pending: PendingVectors | None = None,
+    text_hits: list[tuple[int, float]] | None = None,
 ) -> list[Ranked]:
     """The best ``limit`` message pks (with scores) of one conversation; ``pending``:
-    its messages not in the vector index yet, with their vectors (``pending_vectors``)."""
+    its messages not in the vector index yet, with their vectors (``pending_vectors``);
+    ``text_hits``: its BM25 hits already read (``rank_each``), best first, at least
+    ``candidates(limit)`` of them or all it has."""
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
     words = len(terms(query))
 
     def text_search(k: int) -> list[tuple[int, float]]:
+        if text_hits is not None:
+            return text_hits[:k]
         deferred_fts.require_indexed(ctx)
         return bm25(conn, "messages_fts", match, k, words)
 
@@ -301,6 +306,74 @@ def rank_in(
             return search_conversation(conn, vectors.messages, query_vector, k, part, conv, pending)
 
     return rank(mode, limit, text_search, vector_search, weight)
+
+
+def rank_each(
+    ctx: Ctx,
+    wanted: Sequence[tuple[Row[Any], int]],
+    query: str,
+    query_vector: Vector | None,
+    mode: SearchMode,
+    weight: float,
+) -> dict[int, list[Ranked]]:
+    """``rank_in`` for each ``(conversation, limit)``, keyed by conversation pk, with one
+    full-text query for all of them (``bm25_each``) instead of one each."""
+    text_hits: dict[int, list[tuple[int, float]]] | None = None
+    if mode != "vector" and len(wanted) > 1:
+        text_hits = bm25_each(ctx, wanted, query)
+    return {
+        conv.pk: rank_in(
+            ctx,
+            conv,
+            query,
+            query_vector,
+            limit,
+            mode,
+            weight,
+            text_hits=None if text_hits is None else text_hits.get(conv.pk),
+        )
+        for conv, limit in wanted
+    }
+
+
+#: Rows one shared full-text query may return before ``bm25_each`` falls back to one query
+#: per conversation (a very long conversation matching most query words).
+MAX_SHARED_TEXT_ROWS = 2_000
+
+
+def bm25_each(
+    ctx: Ctx, wanted: Sequence[tuple[Row[Any], int]], query: str
+) -> dict[int, list[tuple[int, float]]] | None:
+    """Each conversation's BM25 hits (its best ``candidates(limit)``) from one FTS5 query
+    over all of them. The same scores as one query each: the scope column weighs 0 in the
+    rank (``schema.FTS_RANK``) and every body term's IDF is table-wide either way, so the
+    only saving is the work FTS5 repeats per query (reading each term's doclist to count
+    it, ~1 ms per query at 10k messages, growing with the table). ``None`` when the
+    conversations match more rows than ``MAX_SHARED_TEXT_ROWS`` (callers query one by
+    one) or the query has no searchable word (nothing to find)."""
+    words = terms(query)
+    by_token = {scope_token("c", conv.id): conv.pk for conv, _ in wanted}
+    body = match_query(query)
+    if body is None:
+        return {conv.pk: [] for conv, _ in wanted}
+    deferred_fts.require_indexed(ctx)
+    tokens = " OR ".join(f'"{token}"' for token in by_token)
+    rows = ctx.conn.exec_driver_sql(
+        "SELECT rowid, -rank, highlight(messages_fts, 0, char(1), char(2)), scope "
+        "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+        (f"scope : ({tokens}) AND {body}", MAX_SHARED_TEXT_ROWS + 1),
+    ).all()
+    if len(rows) > MAX_SHARED_TEXT_ROWS:
+        return None
+    want = {conv.pk: candidates(limit) for conv, limit in wanted}
+    hits: dict[int, list[tuple[int, float]]] = {conv.pk: [] for conv, _ in wanted}
+    n = max(1, len(words))
+    for pk, score, marked, scope in rows:
+        conv_pk = next((by_token[t] for t in str(scope).split() if t in by_token), None)
+        if conv_pk is None or len(hits[conv_pk]) >= want[conv_pk]:
+            continue
+        hits[conv_pk].append((int(pk), text_score(float(score) / n, matched(marked) / n)))
+    return hits
 
 
 def materialise(ctx: Ctx, ranked: dict[int, list[Ranked]]) -> dict[int, list[Message]]:
@@ -368,10 +441,8 @@ def search_user_messages(
     """Per-conversation searches for one user, in one transaction (same hits as one by one)."""
     run_mode = resolve_mode(ctx.vectors is not None, None)
     convs = user_conversations(ctx, user_id, conversation_limit, exclude_conversation_id)
-    ranked = {
-        conv.pk: rank_in(ctx, conv, query, query_vector, per_conversation_limit, run_mode, weight)
-        for conv in convs
-    }
+    wanted = [(conv, per_conversation_limit) for conv in convs]
+    ranked = rank_each(ctx, wanted, query, query_vector, run_mode, weight)
     messages = materialise(ctx, ranked)
     steps = steps_of(ctx, convs) if include_steps else {conv.pk: [] for conv in convs}
     return groups_of(convs, messages, steps, run_mode)

@@ -252,41 +252,22 @@ def list_entities(ctx: Ctx, type_: str | None) -> list[Entity]:
 
 def relationships_of(ctx: Ctx, pks: Sequence[int]) -> dict[int, list[EntityRelationship]]:
     """Each entity's relationships (keyed by pk): outgoing then incoming, each in creation
-    order; two queries whatever the number of entities (a turn expands several)."""
-    other = aliased(e)
+    order; one prepared statement whatever the number of entities (a turn expands several)."""
     out: dict[int, list[EntityRelationship]] = {pk: [] for pk in pks}
-    if not pks:
-        return out
-    for direction, near, far in (
-        ("outgoing", r.c.source_pk, r.c.target_pk),
-        ("incoming", r.c.target_pk, r.c.source_pk),
-    ):
-        rows = ctx.conn.execute(
-            select(
-                r,
-                near.label("near_pk"),
-                other.c.id.label("o_id"),
-                other.c.name.label("o_name"),
-                other.c.type.label("o_type"),
+    for row in prepared.relationships_of_entities(ctx.conn, list(pks)):
+        out[row.near_pk].append(
+            EntityRelationship(
+                type=row.type,
+                target_id=row.o_id,
+                target_name=row.o_name,
+                target_type=row.o_type,
+                direction="outgoing" if row.outgoing else "incoming",
+                id=row.id,
+                properties=loads(row.properties),
+                confidence=row.confidence,
+                **edge_validity(row),
             )
-            .join(other, other.c.pk == far)
-            .where(near.in_(list(pks)))
-            .order_by(r.c.pk)
-        ).all()
-        for row in rows:
-            out[row.near_pk].append(
-                EntityRelationship(
-                    type=row.type,
-                    target_id=row.o_id,
-                    target_name=row.o_name,
-                    target_type=row.o_type,
-                    direction=direction,  # type: ignore[arg-type]
-                    id=row.id,
-                    properties=loads(row.properties),
-                    confidence=row.confidence,
-                    **edge_validity(row),
-                )
-            )
+        )
     return out
 
 
@@ -386,19 +367,13 @@ def ranked_entities(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
+            if ctx.connection is not None:  # a reader thread: the published snapshot
+                return vectors.entities.search_committed(conn, query_vector, k, ctx.workspace, sub)
             return vectors.entities.search(conn, query_vector, k, ctx.workspace, sub)
 
     ranked = rank(mode, limit, text_search, vector_search, weight)
-    rows = {
-        row.pk: row
-        for row in conn.execute(
-            select(e).where(
-                e.c.pk.in_([x.pk for x in ranked]),
-                e.c.workspace == ctx.workspace,
-                e.c.merged_into_pk.is_(None),
-            )
-        ).all()
-    }
+    found = prepared.current_entities_by_pks(conn, [x.pk for x in ranked], ctx.workspace)
+    rows = {row.pk: row for row in found}
     return [(rows[x.pk], x.score) for x in ranked if x.pk in rows]
 
 

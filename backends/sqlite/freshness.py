@@ -40,8 +40,8 @@ from sqlalchemy import Connection, Engine, event, exc
 
 from nams_local.errors import BackendUnavailableError
 
+from .entity_snapshots import SnapshotIndex
 from .file_identity import FileIdentity
-from .vectors import CachedIndex
 
 logger = logging.getLogger("nams_local.sqlite")
 
@@ -91,7 +91,7 @@ class Freshness:
     """Which workspaces' mirrors the writer must forget before its next unit of work."""
 
     def __init__(
-        self, drop_graph: Callable[[str], None], entity_vectors: CachedIndex | None
+        self, drop_graph: Callable[[str], None], entity_vectors: SnapshotIndex | None
     ) -> None:
         self._drop_graph = drop_graph
         self._entity_vectors = entity_vectors
@@ -141,7 +141,18 @@ class Freshness:
         if self._entity_vectors is not None:
             self._entity_vectors.forget(workspace)
 
-    def committed(self) -> None:
+    def committed(self, raw: Any = None) -> None:
+        """The transaction is about to COMMIT: its stamps become known, and the entity
+        vectors of the workspaces it stamped are published to readers
+        (``entity_snapshots.py``; ``raw``: the writer's DB-API connection)."""
+        vectors = self._entity_vectors
+        if vectors is not None:
+            for workspace in self._unsure:  # a rolled-back savepoint may have patched it
+                vectors.forget(workspace)
+                vectors.withdraw(workspace)
+            if raw is not None and self._pending:
+                sure = {w: n for w, n in self._pending.items() if w not in self._unsure}
+                vectors.publish(raw, sure)
         self._own.update(self._pending)
         for workspace in self._unsure:  # treated as changed by someone else: forgotten
             self._own.pop(workspace, None)  # at the next revalidation
@@ -198,7 +209,7 @@ def guard_writer(engine: Engine, freshness: Freshness, identity: FileIdentity | 
                 _raw(conn).rollback()
                 freshness.rolled_back()
                 raise
-        freshness.committed()
+        freshness.committed(_raw(conn))
 
     @event.listens_for(engine, "rollback")
     def _rollback(conn: Connection) -> None:

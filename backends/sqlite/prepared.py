@@ -27,9 +27,11 @@ from . import schema as s
 __all__ = [
     "conversations_of_user",
     "conversations_of_workspace",
+    "current_entities_by_pks",
     "messages_by_pks",
     "messages_newest_first",
     "relationship_by_id",
+    "relationships_of_entities",
     "row_by_id",
     "steps_of_conversations",
 ]
@@ -123,3 +125,43 @@ def relationship_by_id(conn: Connection, rel_id: str) -> Any | None:
     and for the answer), and the Core version built two ``aliased`` tables per call — the
     largest single cost of applying an extraction on the writer."""
     return dbapi.fetch_one(conn, _RELATIONSHIP, (rel_id,))
+
+
+_ENTITIES_BY_PKS = (
+    f"SELECT {_columns(s.entities)} FROM entities WHERE pk IN ({{marks}}) "
+    "AND workspace = ? AND merged_into_pk IS NULL"
+)
+
+
+def current_entities_by_pks(conn: Connection, pks: Sequence[int], workspace: str) -> list[Row[Any]]:
+    """The workspace's unmerged entities with these pks (any order; every search hit
+    reads them, ``pks`` bounded by its limit)."""
+    if not pks:
+        return []
+    sql = _ENTITIES_BY_PKS.format(marks=", ".join("?" * len(pks)))
+    return list(conn.exec_driver_sql(sql, (*(int(pk) for pk in pks), workspace)).all())
+
+
+#: Both directions of the relationships of some entities in one statement, the far end's
+#: id, name and type joined; ``outgoing`` 1 for edges the entity is the source of.
+_RELATIONSHIPS_OF = (
+    "SELECT * FROM ("
+    f"SELECT {_columns(s.relationships, 'r')}, r.source_pk AS near_pk, 1 AS outgoing, "
+    "o.id AS o_id, o.name AS o_name, o.type AS o_type FROM relationships r "
+    "JOIN entities o ON o.pk = r.target_pk WHERE r.source_pk IN ({marks}) "
+    "UNION ALL "
+    f"SELECT {_columns(s.relationships, 'r')}, r.target_pk AS near_pk, 0 AS outgoing, "
+    "o.id AS o_id, o.name AS o_name, o.type AS o_type FROM relationships r "
+    "JOIN entities o ON o.pk = r.source_pk WHERE r.target_pk IN ({marks})"
+    ") ORDER BY outgoing DESC, pk"
+)
+
+
+def relationships_of_entities(conn: Connection, pks: Sequence[int]) -> list[Row[Any]]:
+    """Every relationship touching ``pks``: outgoing ones first, each direction in
+    creation order (``entities.relationships_of``)."""
+    if not pks:
+        return []
+    keys = tuple(int(pk) for pk in pks)
+    sql = _RELATIONSHIPS_OF.format(marks=", ".join("?" * len(keys)))
+    return list(conn.exec_driver_sql(sql, keys + keys).all())

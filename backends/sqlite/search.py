@@ -28,8 +28,10 @@ __all__ = [
     "TEXT_HALF",
     "Ranked",
     "bm25",
+    "candidates",
     "combine",
     "fuse",
+    "matched",
     "rank",
     "text_score",
 ]
@@ -86,11 +88,11 @@ def bm25(
     ).all()
     n = max(1, terms)
     return [
-        (int(pk), text_score(float(score) / n, _matched(marked) / n)) for pk, score, marked in rows
+        (int(pk), text_score(float(score) / n, matched(marked) / n)) for pk, score, marked in rows
     ]
 
 
-def _matched(marked: str | None) -> int:
+def matched(marked: str | None) -> int:
     """How many distinct words ``highlight()`` marked (the query terms the row contains)."""
     if not marked:
         return 0

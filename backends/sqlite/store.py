@@ -46,6 +46,7 @@ from .batched_wakeups import BatchedWakeups
 from .cypher_generations import CYPHER_GENERATIONS_DDL
 from .driver import DriverChoice, DriverInfo, open_engine
 from .embedding_batcher import EmbeddingBatcher
+from .entity_snapshots import SnapshotIndex
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .fts_backlog import FtsBacklog
@@ -55,7 +56,7 @@ from .passages import PassageEmbedder, PassageIndex
 from .resolution import Resolution
 from .validity_rules import Supersession
 from .vector_lane import QueuedVector, VectorLane, queued_leftovers
-from .vectors import CachedIndex, IndexKind, VectorIndex, make_index
+from .vectors import IndexKind, VectorIndex, make_index
 from .writer import MAX_QUEUED_UNITS, WriterLane
 
 logger = logging.getLogger("nams_local.sqlite")
@@ -87,7 +88,7 @@ _BACKFILL_BATCH = 256
 class VectorState:
     embedder: EmbeddingBatcher
     messages: VectorIndex
-    entities: CachedIndex
+    entities: SnapshotIndex
 
     @property
     def message_embedder(self) -> Embedder:
@@ -147,13 +148,15 @@ class SQLiteStore:
                 messages=PassageIndex(
                     make_index(kind, "messages", embedder.dimension), embedder.dimension
                 ),
-                entities=CachedIndex(
+                entities=SnapshotIndex(
                     make_index(kind, "entities", embedder.dimension), embedder.dimension
                 ),
             )
         #: The opened file (deleted or replaced under the store: 503); other processes'
         #: writes to it (the mirrors revalidate): see those modules.
         self.identity = None if self.path == ":memory:" else FileIdentity(self.path)
+        #: Reader jobs run so far (tests and benchmarks count a turn's jobs).
+        self.reads = 0
         self.freshness = Freshness(self.drop_graph, self.vectors.entities if self.vectors else None)
         guard_writer(self.engine, self.freshness, self.identity)
         self.conn: Connection = self._writer.call(self.engine.connect).result()
@@ -298,6 +301,7 @@ class SQLiteStore:
             return await self.run(fn, ctx, *args, **kwargs)
         if self._closed:
             raise BackendUnavailableError("the SQLite store is closed")
+        self.reads += 1
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._readers, self._read, fn, ctx, args, kwargs)

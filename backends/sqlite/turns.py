@@ -1,14 +1,14 @@
-"""One chat turn's reads in two units of work (``SQLiteBackend.recall_turn``).
+"""One chat turn's reads in one unit of work (``SQLiteBackend.recall_turn``).
 
 Source by source, a turn is seven or eight units of work (``nams_local.turns``): each
 waits for a thread, looks up the conversation again, and the steps of the current and
-the other conversations are read separately. Here the message sources are one reader job
-(``turn_messages``: the current conversation's hits and steps, the other conversations'
-hits and steps, messages and steps each read in one query) and the entity sources one
-writer job (``turn_entities``: the long-term hits, the user's own entity and the
-relationships of all of them, which graph expansion needs). Entity search stays on the
-writer because its in-memory vector partitions are writer-thread state
-(``freshness.py``); the two jobs run at the same time.
+the other conversations are read separately. Here everything a turn reads is one reader
+job (``turn_reads``): the current conversation's hits and steps, the other conversations'
+hits and steps (messages and steps each read in one query), the long-term entity hits, the
+user's own entity and the relationships of all of them, which graph expansion needs.
+Entity vector search runs on the reader against the snapshot the writer published
+(``entity_snapshots.py``), so a turn never waits behind the writer (the previous turn's
+extraction, another tenant's bulk write).
 """
 
 from __future__ import annotations
@@ -27,13 +27,20 @@ from nams_local.models import (
 from nams_local.turns import TurnRequest
 
 from . import schema as s
-from .conversations import groups_of, materialise, rank_in, steps_of, user_conversations
+from .conversations import groups_of, materialise, rank_each, steps_of, user_conversations
 from .entities import details_of, ranked_entities
 from .rows import to_entity
 from .store import Ctx
 from .vectors import Vector
 
-__all__ = ["TurnEntities", "TurnMessages", "turn_entities", "turn_messages"]
+__all__ = [
+    "TurnEntities",
+    "TurnMessages",
+    "TurnReads",
+    "turn_entities",
+    "turn_messages",
+    "turn_reads",
+]
 
 #: The user's own entity, as ``retrieval`` asks for it source by source.
 USER_QUERY, USER_TYPE = "me", "person"
@@ -51,6 +58,27 @@ class TurnEntities:
     entities: list[Entity]
     user: Entity | None
     details: dict[str, EntityDetails]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReads:
+    messages: TurnMessages
+    entities: TurnEntities
+
+
+def turn_reads(
+    ctx: Ctx,
+    request: TurnRequest,
+    query_vector: Vector | None,
+    user_vector: Vector | None,
+    mode: SearchMode,
+    weight: float,
+) -> TurnReads:
+    """Everything the turn reads, in one transaction (one consistent view of the file)."""
+    return TurnReads(
+        messages=turn_messages(ctx, request, query_vector, mode, weight),
+        entities=turn_entities(ctx, request, query_vector, user_vector, mode, weight),
+    )
 
 
 def turn_messages(
@@ -71,11 +99,9 @@ def turn_messages(
         if request.user_id is not None and request.conversation_limit > 0
         else []
     )
-    ranked = {conv.pk: rank_in(ctx, conv, query, query_vector, request.message_limit, mode, weight)}
-    for other in others:
-        ranked[other.pk] = rank_in(
-            ctx, other, query, query_vector, request.per_conversation_limit, mode, weight
-        )
+    wanted = [(conv, request.message_limit)]
+    wanted += [(other, request.per_conversation_limit) for other in others]
+    ranked = rank_each(ctx, wanted, query, query_vector, mode, weight)
     messages = materialise(ctx, ranked)
     steps = steps_of(ctx, [conv, *others])
     return TurnMessages(

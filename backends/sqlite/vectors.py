@@ -14,7 +14,7 @@ partition was 0.07–0.13 ms for all three, so 32 costs nothing at query time.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,13 +27,16 @@ Vectors = NDArray[np.float32]
 __all__ = [
     "CHUNK_SIZE",
     "CachedIndex",
+    "FrozenRows",
     "IndexWrapper",
     "NumpyIndex",
     "SqliteVecIndex",
     "Vector",
     "VectorIndex",
     "Vectors",
+    "freeze",
     "make_index",
+    "nearest",
 ]
 
 CHUNK_SIZE = 32
@@ -44,6 +47,8 @@ IndexKind = Literal["sqlite-vec", "numpy"]
 class VectorIndex(Protocol):
     kind: IndexKind
     table: str
+    #: The integer key column of ``table`` (``rowid`` for ``vec0``).
+    key: str
 
     def create(self, conn: Connection) -> None: ...
 
@@ -252,6 +257,9 @@ class _Partition:
         self.pks = np.zeros(capacity, dtype=np.int64)
         self.subs: list[str] = []
         self.row: dict[int, int] = {}
+        #: A frozen view (``frozen``) reads these arrays: rows it covers are copied before
+        #: they change in place; appends land past every view and need no copy.
+        self.shared = False
         if n:
             self.matrix[:n] = np.frombuffer(b"".join(r[2] for r in loaded), np.float32).reshape(
                 n, dimension
@@ -267,8 +275,11 @@ class _Partition:
             if at == len(self.pks):
                 self.matrix = np.concatenate([self.matrix, np.zeros_like(self.matrix)])
                 self.pks = np.concatenate([self.pks, np.zeros_like(self.pks)])
+                self.shared = False
             self.subs.append(sub)
             self.row[pk] = at
+        else:
+            self._private()
         self.matrix[at] = vector
         self.pks[at] = pk
         self.subs[at] = sub
@@ -279,26 +290,68 @@ class _Partition:
             return
         last = len(self.subs) - 1
         if at != last:  # move the last row into the hole
+            self._private()
             self.matrix[at] = self.matrix[last]
             self.pks[at] = self.pks[last]
             self.subs[at] = self.subs[last]
             self.row[int(self.pks[at])] = at
         self.subs.pop()
 
+    def _private(self) -> None:
+        if self.shared:
+            self.matrix = self.matrix.copy()
+            self.pks = self.pks.copy()
+            self.shared = False
+
+    def frozen(self) -> FrozenRows:
+        """The rows as they are now, never changed later (``_private`` copies first)."""
+        n = len(self.subs)
+        self.shared = True
+        return FrozenRows(self.matrix[:n], self.pks[:n], tuple(self.subs))
+
     def search(
         self, vector: NDArray[np.float32], k: int, sub: str | None
     ) -> list[tuple[int, float]]:
         n = len(self.subs)
-        if n == 0:
-            return []
-        sims = _similarities(self.matrix[:n], vector)
-        if sub is not None:
+        mask = None
+        if sub is not None and n:
             mask = np.fromiter((s == sub for s in self.subs), dtype=bool, count=n)
-            sims = np.where(mask, sims, -np.inf)
-        take = min(k, n)
-        top = np.argpartition(-sims, take - 1)[:take]
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [(int(self.pks[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+        return nearest(self.matrix[:n], self.pks[:n], vector, k, mask)
+
+
+class FrozenRows(NamedTuple):
+    """A partition's loaded rows at one moment: ``matrix[i]`` is the vector of ``pks[i]``,
+    whose sub-scope is ``subs[i]``."""
+
+    matrix: NDArray[np.float32]
+    pks: NDArray[np.int64]
+    subs: tuple[str, ...]
+
+
+def freeze(dimension: int, rows: list[tuple[int, str, bytes]]) -> FrozenRows:
+    """``rows`` (what ``VectorIndex.rows`` reads) as frozen arrays."""
+    return _Partition(dimension, rows).frozen()
+
+
+def nearest(
+    matrix: NDArray[np.float32],
+    pks: NDArray[np.int64],
+    vector: NDArray[np.float32],
+    k: int,
+    mask: NDArray[np.bool_] | None = None,
+) -> list[tuple[int, float]]:
+    """The ``k`` rows most similar to ``vector`` (only where ``mask`` holds), as
+    ``(pk, cosine similarity)``, best first, ties in row order."""
+    n = len(pks)
+    if n == 0:
+        return []
+    sims = _similarities(matrix, vector)
+    if mask is not None:
+        sims = np.where(mask, sims, -np.inf)
+    take = min(k, n)
+    top = np.argpartition(-sims, take - 1)[:take]
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(pks[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
 
 
 class IndexWrapper:
@@ -310,6 +363,7 @@ class IndexWrapper:
         self.inner = inner
         self.kind: IndexKind = inner.kind
         self.table = inner.table
+        self.key = inner.key
         self.dimension = dimension
 
     def create(self, conn: Connection) -> None:
@@ -385,6 +439,18 @@ class CachedIndex(IndexWrapper):
 
     def rows(self, conn: Connection, part: str) -> list[tuple[int, str, bytes]]:
         return self.inner.rows(conn, part)
+
+    def loaded(self, part: str) -> bool:
+        return part in self._parts
+
+    def seed(self, part: str, rows: list[tuple[int, str, bytes]]) -> None:
+        """Hold ``rows`` (what ``rows`` reads) as the loaded partition ``part``."""
+        self._parts[part] = _Partition(self.dimension, rows)
+
+    def frozen(self, part: str) -> FrozenRows | None:
+        """The loaded partition's rows, frozen (``None`` when it is not loaded)."""
+        loaded = self._parts.get(part)
+        return None if loaded is None else loaded.frozen()
 
 
 def _params(
