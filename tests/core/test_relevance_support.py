@@ -18,6 +18,7 @@ from nams_local import NewMessage, default_embedder
 from nams_local.retrieval import RetrievalOptions, retrieve_memories
 from nams_local.retrieval_scores import Relevance
 from nams_local.retrieval_terms import content_terms
+from nams_local.retrieval_time import type_relevance
 from nams_local.scope import Scope
 from tests.data.unrelated_chat import UNRELATED_CHAT
 
@@ -108,3 +109,9 @@ def test_a_word_in_more_than_one_hit_is_no_support() -> None:
     assert relevance.opens("Which project am I leading?", [(0.7, PROJECT[0])])
     assert not relevance.opens("What did I plant in April?", [(None, APRIL)])
     assert Relevance(0.3, 0.0, 0.55).opens("anything", [])  # gate 0: off
+
+
+def test_for_a_living_names_a_job_not_a_home() -> None:
+    asked = "What does my aunt do for a living?"
+    assert type_relevance("LIVES_IN", asked) == 0  # opened blocks with someone's LIVES_IN
+    assert type_relevance("LIVES_IN", "Which city am I living in now?") > 0
