@@ -45,6 +45,7 @@ from nams_local.rerank import (
     reranker_from_path,
 )
 from nams_local.retrieval import (
+    DEFAULT_LEXICAL_GATE,
     DEFAULT_RELEVANCE_FLOOR,
     DEFAULT_RELEVANCE_GATE,
     RetrievalOptions,
@@ -283,7 +284,7 @@ class ForcedMode:
 
 
 #: The memory block rows compare rankings, so no floor or gate there (the sweeps measure them).
-UNFILTERED = RetrievalOptions(relevance_floor=0.0, relevance_gate=0.0)
+UNFILTERED = RetrievalOptions(relevance_floor=0.0, relevance_gate=0.0, relevance_lexical_gate=0.0)
 TARGET_PRECISION = 0.90
 
 
@@ -402,31 +403,50 @@ async def _score(
     return scores
 
 
-#: (floor, gate) pairs: the floor alone (gate 0), then the default floor under each gate.
+#: (floor, gate, lexical gate): the floor alone (gate 0), then the default floor under one
+#: gate (lexical support off), then under both tests (``retrieval_scores``).
 SETTINGS = (
-    *((f, 0.0) for f in (0.0, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65)),
-    *((DEFAULT_RELEVANCE_FLOOR, g) for g in (0.55, 0.6, 0.625, 0.65, 0.7)),
+    *((f, 0.0, 0.0) for f in (0.0, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65)),
+    *((DEFAULT_RELEVANCE_FLOOR, g, 0.0) for g in (0.55, 0.6, 0.625, 0.65, 0.7)),
+    *(
+        (DEFAULT_RELEVANCE_FLOOR, g, lex)
+        for g, lex in (
+            (0.625, 0.5),
+            (0.65, 0.5),
+            (0.65, 0.55),
+            (0.675, 0.5),
+            (0.675, 0.525),
+            (0.675, 0.55),
+            (0.7, 0.55),
+            (0.7, 0.6),
+        )
+    ),
 )
-DEFAULT_SETTING = (DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE)
+DEFAULT_SETTING = (DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE, DEFAULT_LEXICAL_GATE)
 
 
-def _setting_key(floor: float, gate: float) -> str:
-    return f"floor {floor:g} gate {gate:g}"
+def _setting_key(floor: float, gate: float, lexical: float) -> str:
+    key = f"floor {floor:g} gate {gate:g}"
+    return f"{key} lexical {lexical:g}" if lexical > 0 else key
 
 
 async def _floor_sweep(
     corpus: Corpus,
     stored: dict[str, Stored],
-    settings: Sequence[tuple[float, float]],
+    settings: Sequence[tuple[float, float, float]],
     reranker: Reranker | None = None,
 ) -> dict[str, Any]:
-    """Per (relevance floor, gate), default mode: the memory block's recall@5/@10 on the
-    answerable questions, and its precision on the unanswerable ones (the share that get
-    no block); with ``reranker``, one more row: the reranker at its default floor."""
+    """Per (relevance floor, gate, lexical gate), default mode: the memory block's
+    recall@5/@10 on the answerable questions, and its precision on the unanswerable ones
+    (the share that get no block); with ``reranker``, one more row: the reranker at its
+    default floor."""
     out: dict[str, Any] = {}
     runs: list[tuple[str, RetrievalOptions]] = [
-        (_setting_key(f, g), RetrievalOptions(relevance_floor=f, relevance_gate=g))
-        for f, g in settings
+        (
+            _setting_key(f, g, lex),
+            RetrievalOptions(relevance_floor=f, relevance_gate=g, relevance_lexical_gate=lex),
+        )
+        for f, g, lex in settings
     ]
     if reranker is not None:
         runs.append((f"reranker {DEFAULT_RERANK_FLOOR:g}", RetrievalOptions(reranker=reranker)))
@@ -582,12 +602,12 @@ def _render_corpus(summary: dict[str, Any]) -> list[str]:
         "",
         f"  relevance floor and gate sweep (default mode; precision = share of the "
         f"{summary['unanswerable_questions']} unanswerable questions that get no block)",
-        f"  {'setting':<20} {'block R@5':>10} {'block R@10':>11} {'precision':>10}",
+        f"  {'setting':<34} {'block R@5':>10} {'block R@10':>11} {'precision':>10}",
     ]
     for setting, row in summary["floor_sweep"].items():
         mark = " <- default" if setting == _setting_key(*DEFAULT_SETTING) else ""
         lines.append(
-            f"  {setting:<20} {_fmt(row['block_recall@5']):>10} "
+            f"  {setting:<34} {_fmt(row['block_recall@5']):>10} "
             f"{_fmt(row['block_recall@10']):>11} {_fmt(row['precision_unanswerable']):>10}{mark}"
         )
     v = summary["verdict"]
@@ -595,7 +615,8 @@ def _render_corpus(summary: dict[str, Any]) -> list[str]:
         lines += [
             "",
             f"  precision on unanswerable questions at the default floor "
-            f"{DEFAULT_RELEVANCE_FLOOR:g} and gate {DEFAULT_RELEVANCE_GATE:g}: "
+            f"{DEFAULT_RELEVANCE_FLOOR:g}, gate {DEFAULT_RELEVANCE_GATE:g} and lexical gate "
+            f"{DEFAULT_LEXICAL_GATE:g}: "
             f"{v['precision_unanswerable_at_default_floor']:.3f} "
             f"(target >= {TARGET_PRECISION:.2f}: "
             f"{'met' if v['meets_precision_target'] else 'MISSED'})",

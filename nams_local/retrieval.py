@@ -17,9 +17,10 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
   to it unchanged. If it fails, the turn asks source by source (one warning more); if it
   times out, the turn has no memories (it has already waited the timeout);
 - "nothing relevant" is an answer: when the backend's scores compare across queries
-  (``capabilities.relevance_scores``, the local engine), a block opens only when its best
-  message or entity hit reaches ``RetrievalOptions.relevance_gate``, or when the user has
-  a graph fact whose relation the question names ("where do I live?" -> LIVES_IN); a
+  (``capabilities.relevance_scores``, the local engine), a block opens only when one
+  message or entity hit reaches ``RetrievalOptions.relevance_gate`` (or the lower
+  ``relevance_lexical_gate`` while sharing a question word rare among its hits), or when
+  the user has a graph fact whose relation the question names ("where do I live?" -> LIVES_IN); a
   closed one keeps no scored hit and no graph fact. In an open block, message and entity
   hits below ``relevance_floor`` are dropped before merging, and an entity below it is
   not expanded into graph hits (``retrieval_scores`` says why two numbers; a first-person
@@ -51,7 +52,12 @@ from .models import (
 )
 from .rerank import DEFAULT_RERANK_FLOOR, Reranker
 from .retrieval_rerank import rerank_hits
-from .retrieval_scores import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE, Relevance
+from .retrieval_scores import (
+    DEFAULT_LEXICAL_GATE,
+    DEFAULT_RELEVANCE_FLOOR,
+    DEFAULT_RELEVANCE_GATE,
+    Relevance,
+)
 from .retrieval_terms import fallback_terms, query_tokens
 from .retrieval_time import about_user, asks_about_past, interval, type_relevance
 from .scope import Scope
@@ -60,6 +66,7 @@ from .turns import TurnRecall, TurnRequest
 __all__ = [
     "DEFAULT_CROSS_SESSION_LIMIT",
     "DEFAULT_GRAPH_EXPANSION_LIMIT",
+    "DEFAULT_LEXICAL_GATE",
     "DEFAULT_RELEVANCE_FLOOR",
     "DEFAULT_RELEVANCE_GATE",
     "MAX_TOTAL",
@@ -123,6 +130,8 @@ class RetrievalOptions:
     #: A block opens only when its best message or entity hit scores at least this (0:
     #: no gate); same backends as the floor (``retrieval_scores``).
     relevance_gate: float = DEFAULT_RELEVANCE_GATE
+    #: ... or when one scores at least this and shares a question word rare among its hits.
+    relevance_lexical_gate: float = DEFAULT_LEXICAL_GATE
     #: Rescores message and entity hits (``nams_local.rerank``; off by default). With one,
     #: hits it scores below ``rerank_floor`` are dropped, on every backend, instead of the
     #: search scores' floor and gate.
@@ -399,6 +408,12 @@ def _triple(subject: str, rel: EntityRelationship) -> str:
     return f"({subject})-[{label}]->({other})"
 
 
+def _relevance(backend: MemoryBackend, opts: RetrievalOptions) -> Relevance:
+    return Relevance.of(
+        backend, opts.relevance_floor, opts.relevance_gate, opts.relevance_lexical_gate
+    )
+
+
 def _with_relevance(hit: MemoryHit, relevance: float) -> MemoryHit:
     return replace(hit, relevance=relevance)
 
@@ -473,7 +488,7 @@ async def retrieve_memories(
     cross-session, reasoning]."""
     opts = options or RetrievalOptions()
     lookups = _Lookups(opts)
-    floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
+    floor = _relevance(backend, opts)
     if opts.reranker is not None:  # its scores, not the search's, decide (after the search)
         floor = Relevance(opts.rerank_floor)
 
@@ -524,10 +539,16 @@ async def retrieve_memories(
         if found is not None:
             current, entities, cross = found
         else:  # fail safe: the search scores decide, as without a reranker
-            floor = Relevance.of(backend, opts.relevance_floor, opts.relevance_gate)
+            floor = _relevance(backend, opts)
         cross = [h for h in cross if floor.keeps(h.relevance)]
-    scores = [*(m.score for m in current), *(e.score for e in entities)]
-    opened = floor.opens([*scores, *(h.relevance for h in cross)])
+    opened = floor.opens(
+        query,
+        [
+            *((m.score, m.content) for m in current),
+            *((e.score, _entity_content(e)) for e in entities),
+            *((h.relevance, h.content) for h in cross),
+        ],
+    )
     if recall is not None:
         user = recall.user if _wants_user(backend, query) else None
     else:

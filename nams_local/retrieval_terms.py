@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["fallback_terms", "overlap", "query_tokens", "title_case"]
+__all__ = ["content_terms", "fallback_terms", "overlap", "query_tokens", "title_case"]
 
 MIN_WORD_CHARS = 3
 MAX_WORDS = 4
@@ -72,3 +72,46 @@ def overlap(text: str, query: str | set[str]) -> int:
     """How many distinct words of ``text`` also occur in the query."""
     wanted = query if isinstance(query, set) else query_tokens(query)
     return len(query_tokens(text) & wanted)
+
+
+#: Words that say nothing about what a question is about: function words and the words
+#: every question is made of ("which", "now", "remember"). A shared one is no evidence
+#: that a memory answers the question (``retrieval_scores`` uses what is left).
+_STOP_TEXT = """
+    a about after again all also am an and any are as at be been before being but by can
+    could did do does doing done for from get got had has have having he her here hers him
+    his how i if in into is it its just know me mine more most my myself no not now of off
+    on once only or our ours out over own please remember same she should so some such tell
+    than that the their them then there these they this those through to too up us very was
+    we were what when where which while who whom whose why will with would you your yours
+    moment currently right today day days time thing things
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+_SUFFIXES = ("ing", "ed", "es", "s")
+_MIN_STEM = 3
+#: Longer stems are cut to this many characters (``allergic`` / ``allergy`` -> ``aller``).
+_STEM_CHARS = 5
+
+
+def _stem(word: str) -> str:
+    """A crude stem (``live``, ``lives``, ``living`` -> ``liv``; ``allergic``, ``allergy``
+    -> ``aller``): one suffix and a final ``e`` stripped, then cut to 5 characters. Only
+    so that another form of a question's word still counts as shared; a stemmer library
+    would do better on English and worse on names, and this is only a yes/no."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > _MIN_STEM:
+        word = word[:-1]
+    return word[:_STEM_CHARS]
+
+
+def content_terms(text: str) -> set[str]:
+    """The words of ``text`` that can carry its topic: lower-cased, possessives and
+    stop words dropped, at least 3 letters or numbers, suffix-stripped (``_stem``)."""
+    out: set[str] = set()
+    for word in query_tokens(text):
+        if len(word) >= MIN_WORD_CHARS and word not in STOP_WORDS:
+            out.add(_stem(word))
+    return out

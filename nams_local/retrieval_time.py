@@ -66,11 +66,16 @@ def about_user(query: str) -> bool:
     return FIRST_PERSON.search(query) is not None
 
 
+#: Idioms whose words would point at a type they do not mean ("what does my aunt do for a
+#: living?" asks for a job, not a home).
+_IDIOMS = re.compile(r"\b(?:for|make|makes|making|made|earn|earns|earning) a living\b")
+
+
 def type_relevance(type_: str, query: str) -> int:
     """How many words of ``query`` point at relationship type ``type_``."""
     key = "_".join(type_.upper().replace("-", " ").split())
     hints = _TYPE_HINTS.get(key, ()) + tuple(
         word.lower() for word in key.split("_") if len(word) > 3
     )
-    words = re.findall(r"[a-z]+", query.lower())
+    words = re.findall(r"[a-z]+", _IDIOMS.sub(" ", query.lower()))
     return sum(1 for word in words if any(word.startswith(h) for h in hints))

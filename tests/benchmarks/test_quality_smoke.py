@@ -10,7 +10,11 @@ from benchmarks._quality_data import QUESTION_TYPES, generate_quality
 from benchmarks._quality_household import HOUSEHOLD_TYPES, generate_household
 from benchmarks._report import replace_section
 from benchmarks.quality import load_locomo, main, recall
-from nams_local.retrieval import DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE
+from nams_local.retrieval import (
+    DEFAULT_LEXICAL_GATE,
+    DEFAULT_RELEVANCE_FLOOR,
+    DEFAULT_RELEVANCE_GATE,
+)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "locomo_tiny.json"
 CROSS_ENCODER = FIXTURE.parent / "tiny_cross_encoder"
@@ -83,7 +87,8 @@ def test_quality_benchmark_scores_every_mode_and_target(tmp_path: Path) -> None:
     sweep = synthetic["floor_sweep"]
     off = sweep["floor 0 gate 0"]  # no floor, no gate: something always comes back
     assert off["precision_unanswerable"] == 0
-    default = sweep[f"floor {DEFAULT_RELEVANCE_FLOOR:g} gate {DEFAULT_RELEVANCE_GATE:g}"]
+    floor, gate, lexical = DEFAULT_RELEVANCE_FLOOR, DEFAULT_RELEVANCE_GATE, DEFAULT_LEXICAL_GATE
+    default = sweep[f"floor {floor:g} gate {gate:g} lexical {lexical:g}"]
     assert (
         synthetic["verdict"]["precision_unanswerable_at_default_floor"]
         == (default["precision_unanswerable"])

@@ -88,8 +88,12 @@ def test_turn_benchmark_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
             if (source == "turn") == one_call:
                 assert row["calls_per_turn"] > 0, source
                 assert row["items_per_turn"] > 0 or source == "turn", source
+        # The block itself: the relevance gate is calibrated for MiniLM (0.675, or 0.55
+        # with a rare shared word), so with the hashing embedder most turns' entity hits
+        # stay below it: the long-term source returns items (asserted above) but shows
+        # none (nor does the graph source it expands); three sources still show hits.
         with_hits = [s for s, row in series["by_source"].items() if row["hits_per_turn"] > 0]
-        assert len(with_hits) >= 4, with_hits
+        assert len(with_hits) >= 3, with_hits
 
     # One call for the first round and one for both writes natively (the settling
     # between turns makes each turn's figures its own).
