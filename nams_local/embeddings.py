@@ -415,11 +415,7 @@ class MiniLMEmbedder(BaseEmbedder):
     ``intra_op_num_threads`` defaults to 2, measured on the 2-core target with an idle CPU:
     1 thread gave ~2.7 ms per short query and ~165 texts/s length-sorted; 2 threads ~1.9 ms and
     ~305 texts/s; onnxruntime's default (0 = one per core) tied with 2. It is pinned rather than
-    left at 0 so a bigger host does not fan out across every core. A pass that starts while
-    another pass of this embedder is running uses a second, single-threaded session instead
-    (two callers at once on 2 cores: ~20 % less CPU a text, same wall time); ``passes`` and
-    ``narrow_passes`` count them. That session costs ~105 MB of RSS once made (measured);
-    ``narrow_overlaps=False`` keeps one session for every pass.
+    left at 0 so a bigger host does not fan out across every core.
 
     ``allow_spinning`` defaults to ``False``: onnxruntime's threads otherwise busy-wait between
     parallel sections and after each run, burning CPU the rest of the process needs. A server
@@ -445,10 +441,8 @@ class MiniLMEmbedder(BaseEmbedder):
         intra_op_num_threads: int | None = None,
         allow_spinning: bool = False,
         query_cache_size: int = 1024,
-        narrow_overlaps: bool = True,
     ) -> None:
         super().__init__(query_cache_size=query_cache_size)
-        self._narrow_overlaps = narrow_overlaps
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if not 2 <= max_length <= 512:
@@ -469,13 +463,6 @@ class MiniLMEmbedder(BaseEmbedder):
         self._load_lock = threading.Lock()
         self._tokenizer: Any = None
         self._session: Any = None
-        #: The single-threaded session for passes that overlap another (``_session_for_run``).
-        self._narrow: Any = None
-        self._active = 0
-        self._active_lock = threading.Lock()
-        #: Forward passes so far, and those run on the single-threaded session.
-        self.passes = 0
-        self.narrow_passes = 0
         self._output_name = ""
         self._has_token_type_ids = False
         #: The files actually loaded (set on first embed).
@@ -557,7 +544,7 @@ class MiniLMEmbedder(BaseEmbedder):
                     if not path.is_file():
                         raise EmbedderUnavailableError(f"{what} not found at {path}.")
             try:
-                import onnxruntime  # noqa: F401  (sessions are made in _new_session)
+                import onnxruntime as ort
                 from tokenizers import Tokenizer
             except ImportError as exc:  # pragma: no cover - both are core dependencies
                 raise EmbedderUnavailableError(
@@ -570,7 +557,29 @@ class MiniLMEmbedder(BaseEmbedder):
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=self._max_length)
 
-            session = self._new_session(model_path, self._threads)
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.log_severity_level = 3
+            options.intra_op_num_threads = self._threads
+            options.inter_op_num_threads = 1
+            options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            # No arena and no memory patterns: with them onnxruntime keeps the largest
+            # batch's buffers (one per distinct shape) for the life of the process; one
+            # bulk of 100 long messages raised the server's RSS by 1.2 GB for good
+            # (issue 15, item 3). Freed buffers now go back to the allocator.
+            options.enable_cpu_mem_arena = False
+            options.enable_mem_pattern = False
+            options.add_session_config_entry(
+                "session.intra_op.allow_spinning", "1" if self._allow_spinning else "0"
+            )
+            try:
+                session = ort.InferenceSession(
+                    str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:
+                raise EmbedderUnavailableError(
+                    f"onnxruntime could not load the embedding model at {model_path}: {exc}"
+                ) from exc
             input_names = {i.name for i in session.get_inputs()}
             missing = {"input_ids", "attention_mask"} - input_names
             if missing:
@@ -583,55 +592,6 @@ class MiniLMEmbedder(BaseEmbedder):
             self.model_path = model_path
             self.tokenizer_path = tokenizer_path
             self._session = session  # published last: signals "loaded" to other threads
-
-    def _new_session(self, model_path: Path, threads: int) -> Any:
-        """An onnxruntime session of the model with ``threads`` intra-op threads."""
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        # No arena and no memory patterns: with them onnxruntime keeps the largest
-        # batch's buffers (one per distinct shape) for the life of the process; one
-        # bulk of 100 long messages raised the server's RSS by 1.2 GB for good
-        # (issue 15, item 3). Freed buffers now go back to the allocator.
-        options.enable_cpu_mem_arena = False
-        options.enable_mem_pattern = False
-        options.add_session_config_entry(
-            "session.intra_op.allow_spinning", "1" if self._allow_spinning else "0"
-        )
-        try:
-            return ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            raise EmbedderUnavailableError(
-                f"onnxruntime could not load the embedding model at {model_path}: {exc}"
-            ) from exc
-
-    def _session_for_run(self) -> tuple[Any, bool]:
-        """The session for a forward pass starting now, and whether it is the narrow one.
-
-        Why two sessions: a store runs the model from two threads at once (bulk work and
-        waiting queries, ``embedding_batcher``). Both on the one session meant 2 x
-        ``intra_op_num_threads`` compute threads on a 2-core host, which cost ~20 % more
-        CPU a text than one thread each for the same wall time (measured: two concurrent
-        callers, 96 messages + 120 queries: 2.7-2.9 CPU-s with one thread each against
-        3.4-3.6 s with two; the server is CPU-bound under the load mix). So a pass that
-        starts while another is running uses a single-threaded session (made on first
-        need); a pass alone keeps every thread (a lone caller's latency and throughput)."""
-        with self._active_lock:
-            narrow = self._narrow_overlaps and self._active > 0 and self._threads > 1
-            self._active += 1
-            self.passes += 1
-            self.narrow_passes += narrow
-            if narrow and self._narrow is None:
-                assert self.model_path is not None
-                self._narrow = self._new_session(self.model_path, 1)
-            return (self._narrow if narrow else self._session), narrow
 
     def _run_batch(self, encodings: Sequence[Any]) -> Matrix:
         """One padded forward pass + mean pooling + normalisation for a group of encodings."""
@@ -648,14 +608,9 @@ class MiniLMEmbedder(BaseEmbedder):
         }
         if self._has_token_type_ids:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
-        session, _ = self._session_for_run()
-        try:
-            hidden = np.asarray(
-                session.run([self._output_name], feeds)[0], dtype=np.float32
-            )  # (batch, seq, 384) token states
-        finally:
-            with self._active_lock:
-                self._active -= 1
+        hidden = np.asarray(
+            self._session.run([self._output_name], feeds)[0], dtype=np.float32
+        )  # (batch, seq, 384) token states
         mask = attention.astype(np.float32)
         summed = np.einsum("bsd,bs->bd", hidden, mask)
         counts = np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)

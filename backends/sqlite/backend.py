@@ -100,13 +100,11 @@ from . import export as exporter
 from . import items as item_store
 from . import purge as purging
 from . import reasoning as steps_store
-from .conversation_vectors import PendingVectors
 from .cypher_pool import CypherLimits
 from .cypher_text import prepare as prepare_cypher
 from .driver import DriverChoice
 from .lanes import Lanes
 from .legacy import LegacyMemory
-from .pending_vectors import query_with_pending
 from .pipeline import (
     DEFAULT_OBSERVATION_EVERY,
     DEFAULT_REFLECTION_EVERY,
@@ -632,17 +630,9 @@ class SQLiteBackend(MemoryBackend):
         check_query(query)
         check_limit(limit)
         run_mode = self._search_mode(mode)
-        key = conversation_key(conversation_id)
-        pending: PendingVectors | None = None
-        lane, vectors = self._store.vector_lane, self._store.vectors
-        overlay = None
-        if lane is not None and vectors is not None and run_mode != "text":
-            # Read-your-writes without waiting for the lane (``pending_vectors``).
-            overlay = await query_with_pending(vectors.embedder, lane, query, key)
-        if overlay is None:
-            query_vector = await self._embed_query_settled(query, run_mode, key)
-        else:
-            query_vector, pending = overlay
+        query_vector = await self._embed_query_settled(
+            query, run_mode, conversation_key(conversation_id)
+        )
         return await self._read(
             conversations.search_messages,
             conversation_id,
@@ -651,7 +641,6 @@ class SQLiteBackend(MemoryBackend):
             limit,
             run_mode,
             self.hybrid_weight,
-            pending,
         )
 
     # -- context, observations, reflections, extraction status ------------------------

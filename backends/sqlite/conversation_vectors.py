@@ -19,18 +19,16 @@ Scores are the same cosine similarities either way (a zero vector scores 0, as t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import Connection, Row
 
-from .passages import MAX_PASSAGES, STRIDE, split_wide
-from .vectors import VectorIndex, Vectors
+from .passages import MAX_PASSAGES, STRIDE
+from .vectors import VectorIndex
 
-__all__ = ["MAX_EXACT_MESSAGES", "PendingVectors", "exact_scan_available", "search_conversation"]
+__all__ = ["MAX_EXACT_MESSAGES", "exact_scan_available", "search_conversation"]
 
 #: Longer conversations are searched by KNN (their exact scan would read more than it saves).
 MAX_EXACT_MESSAGES = 2000
@@ -42,23 +40,6 @@ _LAYOUT_COLUMNS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class PendingVectors:
-    """Messages of a conversation not in the index yet, with their vectors (the message
-    embedder's wide rows), scored beside the index's (``pending_vectors``)."""
-
-    pks: list[int]
-    vectors: Vectors
-
-    def similarities(self, query: NDArray[np.float32]) -> dict[int, float]:
-        """Each message's best cosine similarity (whole text or a passage) to ``query``."""
-        if not self.pks:
-            return {}
-        at, flat = split_wide(self.vectors, int(query.shape[0]))
-        sims = _cosine(flat, np.ascontiguousarray(query, dtype=np.float32))
-        return _best_of({}, zip([self.pks[row] for row, _ in at], sims.tolist(), strict=True))
-
-
 def search_conversation(
     conn: Connection,
     index: VectorIndex,
@@ -66,36 +47,9 @@ def search_conversation(
     k: int,
     part: str,
     conversation: Row[Any],
-    pending: PendingVectors | None = None,
 ) -> list[tuple[int, float]]:
     """The ``k`` messages of ``conversation`` (its row) whose whole text or a passage is
-    most similar to ``vector``, as ``(pk, cosine similarity)``, most similar first;
-    ``pending`` messages (not indexed yet) are scored beside the indexed ones."""
-    found = _search_index(conn, index, vector, k, part, conversation)
-    if pending is None or not pending.pks:
-        return found
-    best = _best_of(dict(found), pending.similarities(vector).items())
-    return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
-
-
-def _best_of(best: dict[int, float], scored: Iterable[tuple[int, float]]) -> dict[int, float]:
-    """``best`` updated with each message's best similarity in ``scored`` (a message has
-    several vectors: its whole text and its passages)."""
-    for pk, similarity in scored:
-        if similarity > best.get(pk, -2.0):
-            best[pk] = similarity
-    return best
-
-
-def _search_index(
-    conn: Connection,
-    index: VectorIndex,
-    vector: NDArray[np.float32],
-    k: int,
-    part: str,
-    conversation: Row[Any],
-) -> list[tuple[int, float]]:
-    """``search_conversation`` over the indexed vectors only."""
+    most similar to ``vector``, as ``(pk, cosine similarity)``, most similar first."""
     if (
         index.kind != "sqlite-vec"
         or int(conversation.message_count or 0) > MAX_EXACT_MESSAGES
@@ -133,7 +87,10 @@ def _search_index(
     if not rows:
         return []
     sims = _cosine(np.stack(rows), np.ascontiguousarray(vector, dtype=np.float32))
-    best = _best_of({}, zip(keys, sims.tolist(), strict=True))
+    best: dict[int, float] = {}
+    for pk, similarity in zip(keys, sims.tolist(), strict=True):
+        if similarity > best.get(pk, -2.0):
+            best[pk] = similarity
     # Ties in row order, as the KNN's scan returns them (oldest first).
     ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
     return ranked[:k]

@@ -27,7 +27,7 @@ from nams_local.models import (
 
 from . import deferred_fts, prepared
 from . import schema as s
-from .conversation_vectors import PendingVectors, search_conversation
+from .conversation_vectors import search_conversation
 from .dbapi import raw_connection
 from .rows import (
     dumps,
@@ -279,13 +279,11 @@ def rank_in(
     limit: int,
     mode: SearchMode,
     weight: float,
-    pending: PendingVectors | None = None,
     text_hits: list[tuple[int, float]] | None = None,
 ) -> list[Ranked]:
-    """The best ``limit`` message pks (with scores) of one conversation; ``pending``:
-    its messages not in the vector index yet, with their vectors (``pending_vectors``);
-    ``text_hits``: its BM25 hits already read (``rank_each``), best first, at least
-    ``candidates(limit)`` of them or all it has."""
+    """The best ``limit`` message pks (with scores) of one conversation; ``text_hits``:
+    its BM25 hits already read (``rank_each``), best first, at least ``candidates(limit)``
+    of them or all it has."""
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
@@ -303,7 +301,7 @@ def rank_in(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
-            return search_conversation(conn, vectors.messages, query_vector, k, part, conv, pending)
+            return search_conversation(conn, vectors.messages, query_vector, k, part, conv)
 
     return rank(mode, limit, text_search, vector_search, weight)
 
@@ -401,10 +399,9 @@ def search_messages(
     limit: int,
     mode: SearchMode,
     weight: float,
-    pending: PendingVectors | None = None,
 ) -> SearchResult[Message]:
     conv = conversation_row(ctx, conversation_id)
-    ranked = {conv.pk: rank_in(ctx, conv, query, query_vector, limit, mode, weight, pending)}
+    ranked = {conv.pk: rank_in(ctx, conv, query, query_vector, limit, mode, weight)}
     return SearchResult[Message](items=materialise(ctx, ranked)[conv.pk], search_type=mode)
 
 

@@ -7,15 +7,12 @@ its own, where a run of one 10-token text costs about what a run of twenty does.
 threads run the model, each run taking *whatever is queued when its thread frees up* (no
 timer: the window is the previous run):
 
-- the bulk thread runs bulk work (message vectors, entity vectors) one chunk at a time,
-  merging the small chunks of concurrent callers into one run up to a chunk's bounds;
+- the bulk thread runs one chunk of bulk work (message vectors, entity vectors) at a
+  time, and takes every search query waiting at that moment into the same run;
 - the query thread runs the waiting queries of concurrent searches (of every workspace)
   together, so a query never waits behind a bulk chunk being embedded; an ``embed`` of a
-  few texts (``PROMPT_TEXTS``: an entity's vector) and ``embed_soon`` (a search's pending
-  messages, ``pending_vectors``) go with them. The bulk thread used to take the waiting
-  queries into its own run as well; under load that put a query (and a search's pending
-  texts) into a 32-message run while the query thread sat idle: the overlay's p50 was
-  4.9 s on a busy box, with the query thread at 4 % of the server's CPU.
+  few texts (``PROMPT_TEXTS``: an entity's vector, often on the writer thread) goes with
+  them.
 
 So at most two runs are in flight (there were three or more), bulk work is embedded in
 arrival order, and N concurrent new queries cost one or two runs instead of N. The
@@ -111,9 +108,8 @@ class EmbeddingBatcher(WrappedEmbedder):
         self._queries: deque[tuple[str, Future[Vector]]] = deque()
         self._bulk: deque[_Chunk] = deque()
         self._closed = False
-        #: Model runs and the texts they embedded so far (tests and benchmarks read them).
+        #: Model runs so far (tests and benchmarks read it).
         self.runs = 0
-        self.texts = 0
         self._threads = [
             threading.Thread(target=self._loop, args=(bulk,), name=name, daemon=True)
             for bulk, name in ((True, "nams-sqlite-model"), (False, "nams-sqlite-query"))
@@ -133,7 +129,8 @@ class EmbeddingBatcher(WrappedEmbedder):
         if not batch or self._inline():
             return self.inner.embed(batch)
         if len(batch) <= PROMPT_TEXTS:  # e.g. an entity's vector inside a writer unit
-            return self.embed_soon(batch).result()
+            rows = [self._start_query(text) for text in batch]
+            return np.stack([row.result() for row in rows])
         bulk = _Bulk(batch, self.inner.dimension)
         chunks = _chunks(bulk)
         bulk.remaining = len(chunks)
@@ -143,37 +140,6 @@ class EmbeddingBatcher(WrappedEmbedder):
             self._bulk.extend(chunks)
             self._cond.notify_all()
         return bulk.future.result()
-
-    def embed_soon(self, texts: Sequence[str]) -> Future[Matrix]:
-        """``embed`` as a future, at the priority of queries: the texts join the query
-        thread's next run, beside the queries waiting then (a search embedding its scope's
-        few pending messages with its query: ``pending_vectors``). Nothing is cached."""
-        batch = list(texts)
-        done: Future[Matrix] = Future()
-        if not batch or self._inline():
-            try:
-                done.set_result(self.inner.embed(batch))
-            except Exception as error:
-                done.set_exception(error)
-            return done
-        rows = [self._start_query(text) for text in batch]
-        left = [len(rows)]
-
-        def one_done(_: Future[Vector]) -> None:
-            with self._cond:
-                left[0] -= 1
-                last = left[0] == 0
-            if not last:
-                return
-            failed = next((row.exception() for row in rows if row.exception()), None)
-            if failed is not None:
-                done.set_exception(failed)
-            else:
-                done.set_result(np.stack([row.result() for row in rows]))
-
-        for row in rows:
-            row.add_done_callback(one_done)
-        return done
 
     def embed_query(self, text: str) -> Vector:
         if not isinstance(self.inner, BaseEmbedder):
@@ -213,14 +179,9 @@ class EmbeddingBatcher(WrappedEmbedder):
             thread.join()
 
     # -- the threads ---------------------------------------------------------------------
-    def _take(self, bulk: bool) -> tuple[list[tuple[str, Future[Vector]]], list[_Chunk]] | None:
-        """The next run of the bulk thread (bulk chunks) or of the query thread (the
-        waiting queries); ``None``: closed and nothing left.
-
-        The bulk thread takes the next chunk and, behind it, as many further chunks as
-        fit in one chunk's bounds: the small ``embed`` calls of concurrent callers (an
-        extraction's new entity names, a few messages) share a run instead of paying a
-        model run each."""
+    def _take(self, bulk: bool) -> tuple[list[tuple[str, Future[Vector]]], _Chunk | None] | None:
+        """The next run of the bulk thread (a chunk, with every waiting query) or of the
+        query thread (the waiting queries); ``None``: closed and nothing left."""
         with self._cond:
             while not (self._bulk if bulk else self._queries) and not self._closed:
                 self._cond.wait()
@@ -228,45 +189,33 @@ class EmbeddingBatcher(WrappedEmbedder):
                 return None
             if not bulk and not self._queries:
                 return None
-            if bulk:
-                queries = []
-            else:
-                n = min(len(self._queries), MAX_QUERIES)
-                queries = [self._queries.popleft() for _ in range(n)]
-            chunks: list[_Chunk] = []
-            texts = chars = 0
-            while bulk and self._bulk:
-                nxt = self._bulk[0]
-                size = nxt.end - nxt.start
-                weight = sum(len(t) for t in nxt.texts)
-                if chunks and (texts + size > CHUNK_TEXTS or chars + weight > CHUNK_CHARS):
-                    break
-                chunks.append(self._bulk.popleft())
-                texts, chars = texts + size, chars + weight
-            return queries, chunks
+            n = min(len(self._queries), MAX_QUERIES)
+            queries = [self._queries.popleft() for _ in range(n)]
+            chunk = self._bulk.popleft() if bulk else None
+            return queries, chunk
 
     def _loop(self, bulk: bool) -> None:
         while (taken := self._take(bulk)) is not None:
-            queries, taken_chunks = taken
-            # A chunk whose job failed already (an earlier chunk of it) is not run.
-            chunks = [chunk for chunk in taken_chunks if not chunk.bulk.future.done()]
-            if not queries and not chunks:
+            queries, chunk = taken
+            if chunk is not None and chunk.bulk.future.done():  # an earlier chunk failed
+                chunk = None
+            if not queries and chunk is None:
                 continue
-            texts = [text for text, _ in queries] + [t for chunk in chunks for t in chunk.texts]
+            texts = [text for text, _ in queries] + (chunk.texts if chunk else [])
             try:
                 matrix = self._run(texts)
             except Exception:
-                if len(queries) + len(chunks) > 1:
+                if len(queries) + (chunk is not None) > 1:
                     # One caller's text must not fail the others it shared a run with:
                     # run each caller alone (rare: the model fails on a text or is broken).
                     for query in queries:
-                        self._settle([query], [])
-                    for chunk in chunks:
-                        self._settle([], [chunk])
+                        self._settle([query], None)
+                    if chunk is not None:
+                        self._settle([], chunk)
                     continue
-                self._settle(queries, chunks)
+                self._settle(queries, chunk)
                 continue
-            self._deliver(queries, chunks, matrix)
+            self._deliver(queries, chunk, matrix)
 
     def _run(self, texts: list[str]) -> Matrix:
         try:
@@ -274,11 +223,10 @@ class EmbeddingBatcher(WrappedEmbedder):
         finally:
             with self._cond:
                 self.runs += 1
-                self.texts += len(texts)
 
-    def _settle(self, queries: list[tuple[str, Future[Vector]]], chunks: list[_Chunk]) -> None:
+    def _settle(self, queries: list[tuple[str, Future[Vector]]], chunk: _Chunk | None) -> None:
         """Run these callers' texts alone; on failure fail exactly them."""
-        texts = [text for text, _ in queries] + [t for chunk in chunks for t in chunk.texts]
+        texts = [text for text, _ in queries] + (chunk.texts if chunk else [])
         try:
             matrix = self._run(texts)
         except Exception as error:
@@ -286,25 +234,21 @@ class EmbeddingBatcher(WrappedEmbedder):
             for _, future in queries:
                 if future.set_running_or_notify_cancel():
                     future.set_exception(error)
-            for chunk in chunks:
-                if not chunk.bulk.future.done():
-                    chunk.bulk.future.set_exception(error)
+            if chunk is not None:
+                chunk.bulk.future.set_exception(error)
             return
-        self._deliver(queries, chunks, matrix)
+        self._deliver(queries, chunk, matrix)
 
     @staticmethod
     def _deliver(
-        queries: list[tuple[str, Future[Vector]]], chunks: list[_Chunk], matrix: Matrix
+        queries: list[tuple[str, Future[Vector]]], chunk: _Chunk | None, matrix: Matrix
     ) -> None:
         for i, (_, future) in enumerate(queries):
             if future.set_running_or_notify_cancel():  # False: its waiter has gone
                 future.set_result(matrix[i])
-        at = len(queries)
-        for chunk in chunks:
+        if chunk is not None:
             bulk_job = chunk.bulk
-            size = chunk.end - chunk.start
-            bulk_job.out[chunk.start : chunk.end] = matrix[at : at + size]
-            at += size
+            bulk_job.out[chunk.start : chunk.end] = matrix[len(queries) :]
             bulk_job.remaining -= 1
             if bulk_job.remaining == 0:
                 bulk_job.future.set_result(bulk_job.out)

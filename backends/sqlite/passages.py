@@ -38,10 +38,7 @@ __all__ = [
     "STRIDE",
     "PassageEmbedder",
     "PassageIndex",
-    "flatten",
     "passages",
-    "split_wide",
-    "widen",
 ]
 
 #: A message of at least this many sentences gets passage vectors.
@@ -83,42 +80,19 @@ class PassageEmbedder(WrappedEmbedder):
     """
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        flat, parts = flatten(texts)
-        return widen(self.inner.embed(flat), parts, self.inner.dimension)
-
-
-def flatten(texts: Sequence[str]) -> tuple[list[str], list[list[str]]]:
-    """The texts to embed for ``texts``' wide rows (the whole texts first, then every
-    passage in order) and each text's passages; ``widen`` turns their vectors into rows."""
-    texts = list(texts)
-    parts = [passages(t) for t in texts]
-    return [*texts, *(p for ps in parts for p in ps)], parts
-
-
-def widen(embedded: NDArray[np.float32], parts: Sequence[Sequence[str]], dim: int) -> Vectors:
-    """One wide row per text from the vectors of ``flatten``'s texts (see the module
-    docstring): whole-text vector, then its passages' vectors, zeros for the rest."""
-    n = len(parts)
-    wide = np.zeros((n, (1 + MAX_PASSAGES) * dim), dtype=np.float32)
-    wide[:, :dim] = embedded[:n]
-    at = n
-    for row, ps in enumerate(parts):
-        for j in range(len(ps)):
-            wide[row, (1 + j) * dim : (2 + j) * dim] = embedded[at]
-            at += 1
-    return wide
-
-
-def split_wide(
-    wide: NDArray[np.float32], dim: int
-) -> tuple[list[tuple[int, int]], NDArray[np.float32]]:
-    """The vectors wide rows hold, as ``(row, j)`` of each (``j = 0`` the whole text) and
-    the vectors: every whole text and each non-zero passage (a plain ``(n, dim)`` matrix
-    holds its whole texts only)."""
-    per = wide.shape[1] // dim
-    flat = wide.reshape(-1, dim)
-    keep = np.flatnonzero(flat.any(axis=1) | (np.arange(flat.shape[0]) % per == 0))
-    return [divmod(int(i), per) for i in keep], flat[keep]
+        texts = list(texts)
+        dim = self.inner.dimension
+        parts = [passages(t) for t in texts]
+        flat = [*texts, *(p for ps in parts for p in ps)]
+        embedded = self.inner.embed(flat)
+        wide = np.zeros((len(texts), (1 + MAX_PASSAGES) * dim), dtype=np.float32)
+        wide[:, :dim] = embedded[: len(texts)]
+        at = len(texts)
+        for row, ps in enumerate(parts):
+            for j in range(len(ps)):
+                wide[row, (1 + j) * dim : (2 + j) * dim] = embedded[at]
+                at += 1
+        return wide
 
 
 class PassageIndex(IndexWrapper):
@@ -139,9 +113,15 @@ class PassageIndex(IndexWrapper):
         if vectors.shape[1] == dim:
             self.inner.add(conn, rows, vectors)
             return
-        at, picked = split_wide(vectors, dim)
-        keys = [(rows[r][0] + j * STRIDE, rows[r][1], rows[r][2]) for r, j in at]
-        self.inner.add(conn, keys, picked)
+        keys: list[tuple[int, str, str]] = []
+        picked: list[NDArray[np.float32]] = []
+        for (pk, part, sub), wide in zip(rows, vectors, strict=True):
+            for j in range(1 + MAX_PASSAGES):
+                vector = wide[j * dim : (j + 1) * dim]
+                if j == 0 or vector.any():
+                    keys.append((pk + j * STRIDE, part, sub))
+                    picked.append(vector)
+        self.inner.add(conn, keys, np.stack(picked))
 
     def delete(self, conn: Connection, pks: Sequence[int]) -> None:
         self.inner.delete(conn, [pk + j * STRIDE for pk in pks for j in range(1 + MAX_PASSAGES)])

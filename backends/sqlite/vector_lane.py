@@ -6,20 +6,18 @@ not embed: it commits the message, its full-text entry and a ``vector_queue`` ro
 group commit on the writer thread), and is acknowledged. This lane's thread then embeds
 whatever is queued in one batch (everything that arrived while the previous batch was
 being embedded, up to ``BATCH``) and stores the vectors in one writer unit of work. The
-embedding itself runs on the store's bulk model thread (``embedding_batcher``).
+embedding itself runs on the store's model threads (``embedding_batcher``), beside the
+search queries waiting at that moment.
 
-A conversation search with only a few rows pending in its conversation does not wait at
-all: it embeds them with its query and scores them itself (``overlay``,
-``pending_vectors``), and this lane stores the vectors it made (``_claim_done``) instead
-of embedding those texts again. Otherwise, read-your-writes stays true for vector
-search: a vector or hybrid search first waits (``pending``) until the rows that were
-queued in *its own* scope (the conversation, or the user's partition) when it started
-are embedded — never for other tenants' rows: the lane embeds rows a search waits for
-before older ones nobody waits for (``_next_batch``). It waits as long as the lane makes
-progress (it is embedding a batch, or stored one within the last ``READ_WAIT_SECONDS``:
-a backlog of ``MAX_BACKLOG`` rows on a slow, busy machine takes longer than one such
-period), and never longer than ``READ_WAIT_MAX_SECONDS`` in all; after that it answers
-from what is indexed (text search finds the message regardless). Writers are
+Read-your-writes stays true for vector search: a vector or hybrid search first waits
+(``pending``) until the rows that were queued in *its own* scope (the conversation, or
+the user's partition) when it started are embedded — never for other tenants' rows: the
+lane embeds rows a search waits for before older ones nobody waits for (``_next_batch``). It
+waits as long as the lane makes progress (it is embedding a batch, or stored one within
+the last ``READ_WAIT_SECONDS``: a backlog of ``MAX_BACKLOG`` rows on a slow, busy machine
+takes longer than one such period), and never longer than ``READ_WAIT_MAX_SECONDS`` in
+all; after that it
+answers from what is indexed (text search finds the message regardless). Writers are
 held back (``room``) while more than ``MAX_BACKLOG`` rows wait, so a bulk ingest runs at
 the embedder's batched pace instead of growing the queue without bound.
 
@@ -40,7 +38,6 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-import numpy as np
 from sqlalchemy import Connection, delete, select
 
 from nams_local.embeddings import Embedder
@@ -118,11 +115,6 @@ class VectorLane:
         #: Sequence numbers still pending (queued or being embedded), per scope key.
         self._pending: dict[str, set[int]] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
-        #: Every pending row by sequence number, and the vectors a search already made for
-        #: some of them (``provide``): the lane stores those instead of embedding again.
-        self._items: dict[int, QueuedVector] = {}
-        self._provided: dict[int, Vectors] = {}
-        self._claimed: dict[int, tuple[Future[Vectors], int]] = {}
         self._backlog = 0
         self._room: list[Future[None]] = []
         self._drained: list[Future[None]] = []
@@ -141,7 +133,6 @@ class VectorLane:
             for item in items:
                 self._seq += 1
                 self._queue.append((self._seq, item))
-                self._items[self._seq] = item
                 for key in item.scopes():
                     self._pending.setdefault(key, set()).add(self._seq)
             self._backlog += len(items)
@@ -174,49 +165,6 @@ class VectorLane:
                 self._waiters.setdefault(key, []).append(waiter)
                 waiter.future.add_done_callback(one_done)
             return done
-
-    def overlay(
-        self, key: str, limit: int, start: Callable[[list[QueuedVector]], Future[Vectors]]
-    ) -> list[tuple[QueuedVector, Vectors | Future[Vectors], int]] | None:
-        """The rows pending under ``key`` now, oldest first, each with its vector: one a
-        search made already (``provide``), or the future of a search embedding it (row
-        ``i`` of that future's matrix). Rows neither has yet are handed to ``start``
-        (under the lane's lock, so two searches never embed the same row); ``None`` if
-        more than ``limit`` rows are pending (``pending_vectors``)."""
-        with self._cond:
-            seqs = sorted(self._pending.get(key, ()))
-            if len(seqs) > limit:
-                return None
-            missing = [
-                seq for seq in seqs if seq not in self._provided and seq not in self._claimed
-            ]
-            if missing:
-                future = start([self._items[seq] for seq in missing])
-                for i, seq in enumerate(missing):
-                    self._claimed[seq] = (future, i)
-                future.add_done_callback(functools.partial(self._claim_done, missing))
-            out: list[tuple[QueuedVector, Vectors | Future[Vectors], int]] = []
-            for seq in seqs:
-                made = self._provided.get(seq)
-                if made is not None:
-                    out.append((self._items[seq], made, 0))
-                elif seq in self._claimed:
-                    claim, i = self._claimed[seq]
-                    out.append((self._items[seq], claim, i))
-                else:  # claimed and failed at once: the caller waits for the lane
-                    return None
-            return out
-
-    def _claim_done(self, seqs: list[int], future: Future[Vectors]) -> None:
-        """A search's vectors for rows it claimed: kept for the lane to store as they are
-        (it does not embed those texts again); on failure the claim is dropped, so the
-        next search or the lane embeds them."""
-        failed = future.cancelled() or future.exception() is not None
-        with self._cond:
-            for i, seq in enumerate(seqs):
-                self._claimed.pop(seq, None)
-                if not failed and seq in self._items:
-                    self._provided[seq] = future.result()[i]
 
     def room(self) -> Future[None] | None:
         """A future done once the backlog is low enough for another write (``None``: now)."""
@@ -286,7 +234,7 @@ class VectorLane:
                 batch = self._next_batch()
                 self._working = True
             try:
-                self._embed_and_store(batch)
+                self._embed_and_store([item for _, item in batch])
             finally:
                 self.batches += 1
                 self._working = False
@@ -316,25 +264,10 @@ class VectorLane:
         self._queue = [entry for at, entry in enumerate(queue) if at not in picked]
         return batch
 
-    def _embed_and_store(self, batch: list[tuple[int, QueuedVector]]) -> None:
-        items = [item for _, item in batch]
-        with self._cond:
-            made = [self._provided.get(seq) for seq, _ in batch]
-            claims = [self._claimed.get(seq) for seq, _ in batch]
-        for i, claim in enumerate(claims):
-            if made[i] is None and claim is not None:
-                # A search is embedding this row at queries' priority: take its vector
-                # rather than embedding the text a second time.
-                future, row = claim
-                try:
-                    made[i] = future.result(timeout=READ_WAIT_SECONDS)[row]
-                except Exception:  # failed or stuck: the lane embeds the row itself
-                    made[i] = None
-        todo = [i for i, row in enumerate(made) if row is None]
+    def _embed_and_store(self, items: list[QueuedVector]) -> None:
         for attempt in range(1, _ATTEMPTS + 1):
             try:
-                fresh = iter(self._embedder.embed([items[i].text for i in todo]) if todo else ())
-                vectors = np.stack([row if row is not None else next(fresh) for row in made])
+                vectors = self._embedder.embed([item.text for item in items])
                 self._run_on_writer(
                     functools.partial(
                         store_vectors, index=self._index, items=items, vectors=vectors
@@ -356,9 +289,6 @@ class VectorLane:
         ready: list[Future[None]] = []
         with self._cond:
             for seq, item in batch:
-                self._items.pop(seq, None)
-                self._provided.pop(seq, None)
-                self._claimed.pop(seq, None)
                 for key in item.scopes():
                     seqs = self._pending.get(key)
                     if seqs is not None:

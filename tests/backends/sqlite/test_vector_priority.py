@@ -1,27 +1,45 @@
 """A vector search's own scope is embedded before a backlog nobody is waiting for.
 
-The vector lane embeds committed messages in batches after their ack; a search with more
-pending rows in its scope than it embeds itself (``pending_vectors.MAX_PENDING_ROWS``)
-waits for them. Those rows must not wait behind another scope's bulk ingest: the lane
-takes rows a search waits for first.
+The vector lane embeds committed messages in batches after their ack; a search waits for
+the rows queued in its own scope. Those rows must not wait behind another scope's bulk
+ingest: the lane takes rows a search waits for first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from backends.sqlite import SQLiteBackend
-from backends.sqlite.pending_vectors import MAX_PENDING_ROWS
 from backends.sqlite.vector_lane import BATCH
 from nams_local import NewMessage
-from nams_local.embeddings import HashingEmbedder
+from nams_local.embeddings import HashingEmbedder, Matrix
 
-from .held_lane import HeldBulk
+
+class HeldFirstBulk(HashingEmbedder):
+    """Records every run's texts; the first run of bulk rows waits for ``gate``."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=64)
+        self.gate = threading.Event()
+        self.held = threading.Event()
+        self.runs: list[list[str]] = []
+        self._lock = threading.Lock()
+
+    def _embed(self, texts: list[str]) -> Matrix:
+        with self._lock:
+            self.runs.append(list(texts))
+            first = not self.held.is_set() and any(t.startswith("bulk ") for t in texts)
+            if first:
+                self.held.set()
+        if first:
+            assert self.gate.wait(30), "the test never opened the gate"
+        return super()._embed(texts)
 
 
 async def test_a_search_does_not_wait_behind_another_scopes_backlog(tmp_path: Path) -> None:
-    embedder = HeldBulk(HashingEmbedder(dimension=64))
+    embedder = HeldFirstBulk()
     async with SQLiteBackend(tmp_path / "m.sqlite3", embedder=embedder, extraction="off") as b:
         try:
             bulk = await b.create_conversation("u1")
@@ -32,8 +50,6 @@ async def test_a_search_does_not_wait_behind_another_scopes_backlog(tmp_path: Pa
                     [NewMessage(role="user", content=f"bulk {n} {i}") for i in range(100)],
                 )
             assert await asyncio.to_thread(embedder.held.wait, 30)
-            many = [f"sailing lesson {i}" for i in range(MAX_PENDING_ROWS)]
-            await b.add_messages(mine.id, [NewMessage(role="user", content=t) for t in many])
             own = await b.add_message(mine.id, "user", "sailing lessons on Saturday")
             search = asyncio.create_task(
                 b.search_messages(mine.id, "sailing lessons", mode="vector", limit=1)
