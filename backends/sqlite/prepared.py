@@ -9,6 +9,8 @@ list/get/search request runs; they are written once, from the ``Table`` objects 
 column added to the schema is selected too), and run with ``Connection.exec_driver_sql``,
 which still returns ``Row`` objects with named attributes (every column is ``Text`` or
 ``Integer``: there is no result processing to lose) inside the caller's transaction.
+The ones a turn or the writer runs many times go one step further, through
+``dbapi.fetch_one``/``fetch_all`` on the DB-API cursor (named tuples, no ``CursorResult``).
 
 Everything else keeps using Core: it is clearer, and only the hot paths pay for this.
 """
@@ -133,13 +135,13 @@ _ENTITIES_BY_PKS = (
 )
 
 
-def current_entities_by_pks(conn: Connection, pks: Sequence[int], workspace: str) -> list[Row[Any]]:
+def current_entities_by_pks(conn: Connection, pks: Sequence[int], workspace: str) -> list[Any]:
     """The workspace's unmerged entities with these pks (any order; every search hit
     reads them, ``pks`` bounded by its limit)."""
     if not pks:
         return []
     sql = _ENTITIES_BY_PKS.format(marks=", ".join("?" * len(pks)))
-    return list(conn.exec_driver_sql(sql, (*(int(pk) for pk in pks), workspace)).all())
+    return dbapi.fetch_all(conn, sql, (*(int(pk) for pk in pks), workspace))
 
 
 #: Both directions of the relationships of some entities in one statement, the far end's
@@ -157,11 +159,11 @@ _RELATIONSHIPS_OF = (
 )
 
 
-def relationships_of_entities(conn: Connection, pks: Sequence[int]) -> list[Row[Any]]:
+def relationships_of_entities(conn: Connection, pks: Sequence[int]) -> list[Any]:
     """Every relationship touching ``pks``: outgoing ones first, each direction in
     creation order (``entities.relationships_of``)."""
     if not pks:
         return []
     keys = tuple(int(pk) for pk in pks)
     sql = _RELATIONSHIPS_OF.format(marks=", ".join("?" * len(keys)))
-    return list(conn.exec_driver_sql(sql, keys + keys).all())
+    return dbapi.fetch_all(conn, sql, keys + keys)
