@@ -6,14 +6,16 @@ stays free to time the client), serving the very store the in-process figures co
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
-__all__ = ["CountingTransport", "LoopbackServer"]
+__all__ = ["UNFINISHED", "CountingTransport", "LoopbackServer", "wait_extracted"]
 
 
 class LoopbackServer:
@@ -65,3 +67,30 @@ class CountingTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+#: Extraction states of a unit whose work is still to come (``/extraction-status``).
+UNFINISHED = frozenset({"pending", "queued", "running", "in_progress"})
+
+
+async def wait_extracted(
+    client: httpx.AsyncClient,
+    conversations: list[str],
+    timeout: float,
+    headers: Mapping[str, str] | None = None,
+) -> int:
+    """Poll every conversation's extraction status until none is unfinished (bounded);
+    how many units were still unfinished at the end (0 = all done)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        unfinished = 0
+        for conv in conversations:
+            answer = await client.get(
+                f"/v1/conversations/{conv}/extraction-status", headers=headers
+            )
+            answer.raise_for_status()
+            summary = answer.json().get("summary", {})
+            unfinished += sum(int(v) for k, v in summary.items() if k in UNFINISHED)
+        if not unfinished or time.monotonic() > deadline:
+            return unfinished
+        await asyncio.sleep(0.2)

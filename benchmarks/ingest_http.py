@@ -44,6 +44,7 @@ from nams_local.backend import MAX_BULK_MESSAGES
 from nams_local.embeddings import BaseEmbedder, HashingEmbedder, default_embedder
 
 from ._common import message_counts, positive, say
+from ._http import wait_extracted
 from ._report import BarGroup, add_report_options, machine, publish
 from ._serve import ServeProcess, add_serve_options
 from ._workload import generate
@@ -54,8 +55,6 @@ NAME = "ingest_http"
 TARGET_RATIO = 0.6
 TOKEN = "ingest-http-bench"
 RAW_BATCH = 32
-#: Extraction-status values that mean "not finished yet".
-UNFINISHED = frozenset({"pending", "queued", "running", "in_progress"})
 SMOKE_DEFAULTS: dict[str, Any] = {
     "messages": 40,
     "bulks": [10, 20],
@@ -178,7 +177,7 @@ async def _post_phase(
     if not args.no_embeddings:
         unindexed = await _wait_indexed(client, newest, args.extraction_timeout)
     indexed_s = time.perf_counter() - start
-    pending = await _wait_extracted(client, conversations, args.extraction_timeout)
+    pending = await wait_extracted(client, conversations, args.extraction_timeout)
     extracted_s = time.perf_counter() - start
     n = len(turns)
     ok = sum(v for k, v in statuses.items() if k.startswith("2"))
@@ -222,24 +221,6 @@ async def _wait_indexed(
         if missing:
             await asyncio.sleep(0.05)
     return len(missing)
-
-
-async def _wait_extracted(
-    client: httpx.AsyncClient, conversations: list[str], timeout: float
-) -> int:
-    """Poll every conversation's extraction status until none is unfinished (bounded);
-    how many units were still unfinished at the end (0 = all done)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        unfinished = 0
-        for conv in conversations:
-            answer = await client.get(f"/v1/conversations/{conv}/extraction-status")
-            answer.raise_for_status()
-            summary = answer.json().get("summary", {})
-            unfinished += sum(int(v) for k, v in summary.items() if k in UNFINISHED)
-        if not unfinished or time.monotonic() > deadline:
-            return unfinished
-        await asyncio.sleep(0.2)
 
 
 def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:

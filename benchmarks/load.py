@@ -51,6 +51,7 @@ import httpx
 from nams_local.backend import MAX_BULK_MESSAGES, MAX_LIST_LIMIT
 
 from ._common import positive, say
+from ._http import wait_extracted
 from ._loadgen import HEAVY_CYPHER, HOSTILE_KINDS, NORMAL_MIX
 from ._loadpool import run_generators
 from ._loadstats import ceiling_figures, load_figures
@@ -233,28 +234,17 @@ async def _seed_entities(client: httpx.AsyncClient, token: str, n: int, seed: in
     return int(value) if value is not None else 0
 
 
-#: Extraction states of a unit whose work is still to come.
-_QUEUED_STATES = ("pending", "processing")
-
-
 async def _settle_conversation(
-    client: httpx.AsyncClient, token: str, conv: str, deadline: float
+    client: httpx.AsyncClient, token: str, conv: str, limit: float
 ) -> bool:
     """Wait until one seeded conversation's background work is done; whether it was.
 
-    Its extraction units all left ``pending`` (polled), then one conversation search, which
-    waits for the conversation's queued message vectors (read-your-writes), so the window
-    does not pay for the seed's embedding and extraction.
+    Its extraction units all finished (polled, ``wait_extracted``), then one conversation
+    search, which waits for the conversation's queued message vectors (read-your-writes),
+    so the window does not pay for the seed's embedding and extraction.
     """
     headers = {"Authorization": f"Bearer {token}"}
-    while time.perf_counter() < deadline:
-        answer = await client.get(f"/v1/conversations/{conv}/extraction-status", headers=headers)
-        answer.raise_for_status()
-        summary: dict[str, int] = answer.json().get("summary") or {}
-        if not any(summary.get(state, 0) for state in _QUEUED_STATES):
-            break
-        await asyncio.sleep(0.2)
-    else:
+    if await wait_extracted(client, [conv], limit, headers):
         return False
     searched = await client.post(
         f"/v1/conversations/{conv}/search", json={"query": "settle", "limit": 1}, headers=headers
@@ -273,10 +263,9 @@ async def settle(
     request counted them), which is the seed's cost, not the mix's.
     """
     start = time.perf_counter()
-    deadline = start + limit
     async with httpx.AsyncClient(base_url=base_url, timeout=120.0) as client:
         jobs = [
-            _settle_conversation(client, token, conv, deadline)
+            _settle_conversation(client, token, conv, limit)
             for token, ids in seeded["conversations"].items()
             for conv in ids
         ]
