@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -129,6 +130,17 @@ def _without_main() -> Iterator[None]:
             mp_spawn.get_preparation_data = original
 
 
+def _lower_priority(pid: int) -> None:
+    """Give the worker ``pid`` the server's nice value plus ``NICENESS``.
+
+    Set here, before the first job is sent, not by the worker itself: a forkserver child
+    inherits the fork server's priority, not the server's, and a worker that reniced itself
+    could be handed its first job before it got that far."""
+    target = min(19, os.getpriority(os.PRIO_PROCESS, 0) + cypher_worker.NICENESS)
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, pid, target)
+
+
 class _Worker:
     """One worker process and the parent's end of its pipe."""
 
@@ -143,6 +155,7 @@ class _Worker:
         )
         with _without_main():
             self.process.start()
+        _lower_priority(self.pid)
         child.close()  # so the parent sees EOF when the worker dies
         self.killed = False
         #: A job has been sent and its answer not yet received.

@@ -13,7 +13,6 @@ worker's memory limit, and a query must keep that room.
 from __future__ import annotations
 
 import contextlib
-import os
 import resource
 import signal
 import time
@@ -111,8 +110,6 @@ def serve(conn: Connection, memory_bytes: int) -> None:
     allocations past the cap abort the process instead (``SIGABRT``), which the pool reads
     as the memory limit too."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
-    with contextlib.suppress(OSError):
-        os.nice(NICENESS)
     _cap_address_space(memory_bytes)
     cache = _Cache()
     while True:
