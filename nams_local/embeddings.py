@@ -533,6 +533,11 @@ class MiniLMEmbedder(BaseEmbedder):
         return self._batch_size
 
     @property
+    def intra_op_threads(self) -> int:
+        """onnxruntime's intra-op threads (argument, else ``NAMS_EMBEDDER_THREADS``, else 2)."""
+        return self._threads
+
+    @property
     def verified(self) -> bool:
         """Whether the loaded files were checked against the pinned SHA-256 (``verify=True``)."""
         return self._verify
@@ -847,6 +852,7 @@ def embedder_info(embedder: Embedder) -> dict[str, str]:
     }
     if isinstance(embedder, MiniLMEmbedder):
         info["loaded"] = str(embedder.loaded).lower()
+        info["intra_op_threads"] = str(embedder.intra_op_threads)
         info["verified"] = str(embedder.verified).lower()
         if embedder.model_path is not None:
             info["model_path"] = str(embedder.model_path)

@@ -147,10 +147,10 @@ class EmbeddingBatcher(WrappedEmbedder):
         self._closed = False
         #: Model runs so far (tests and benchmarks read it).
         self.runs = 0
+        #: Vectors of texts embedded lately, so they are not embedded again.
+        self.known = TextVectors.from_environment()
         #: Calls by caller and runs by thread, with their tokens and CPU.
         self.stats = EmbeddingStats.from_environment()
-        #: Vectors of texts embedded lately, so they are not embedded again.
-        self.known = TextVectors()
         self._threads = [
             threading.Thread(target=self._loop, args=(bulk,), name=name, daemon=True)
             for bulk, name in ((True, "nams-sqlite-model"), (False, "nams-sqlite-query"))

@@ -11,7 +11,8 @@ runs the model on the rest.
 
 Keys are BLAKE2b digests of the text (a long text is never kept as a key); at most
 ``MAX_ENTRIES`` vectors are held (about 6 MB at 384 dimensions), least recently used
-dropped first. Search queries have their own cache in the embedder
+dropped first; ``NAMS_EMBED_CACHE_ENTRIES`` sets another bound (``0``: off, which is how
+a benchmark measures what the cache saves). Search queries have their own cache in the embedder
 (``BaseEmbedder.query_future``) and do not pass through here.
 
 Shared by every workspace of the store, like the embedder's query cache: a vector says
@@ -21,6 +22,7 @@ nothing about who embedded its text first, and nothing here is readable by a req
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -29,10 +31,12 @@ import numpy as np
 
 from nams_local.embeddings import Matrix, Vector
 
-__all__ = ["MAX_ENTRIES", "TextVectors"]
+__all__ = ["ENTRIES_ENV", "MAX_ENTRIES", "TextVectors"]
 
 #: Vectors held at most.
 MAX_ENTRIES = 4096
+#: The environment variable that sets another bound (``0`` turns the cache off).
+ENTRIES_ENV = "NAMS_EMBED_CACHE_ENTRIES"
 
 
 def _key(text: str) -> bytes:
@@ -46,6 +50,19 @@ class TextVectors:
         self.max_entries = max_entries
         self._vectors: OrderedDict[bytes, Vector] = OrderedDict()
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_environment(cls) -> TextVectors:
+        raw = os.environ.get(ENTRIES_ENV, "").strip()
+        if not raw:
+            return cls()
+        try:
+            entries = int(raw)
+        except ValueError:
+            entries = -1
+        if entries < 0:
+            raise ValueError(f"{ENTRIES_ENV} must be a whole number >= 0, got {raw!r}")
+        return cls(entries)
 
     def __len__(self) -> int:
         return len(self._vectors)

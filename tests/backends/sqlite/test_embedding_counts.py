@@ -22,6 +22,7 @@ import pytest
 from backends.sqlite import SQLiteBackend
 from backends.sqlite.embedding_batcher import EmbeddingBatcher
 from backends.sqlite.embedding_stats import ENTITIES, MESSAGES, QUERIES, TRACE_ENV
+from backends.sqlite.text_vectors import ENTRIES_ENV, TextVectors
 from nams_local.embeddings import HashingEmbedder, Matrix, MiniLMEmbedder
 
 FIRST = "I moved to Melbourne with Priya last year and we joined Acme Robotics."
@@ -192,3 +193,29 @@ def test_the_trace_has_a_line_per_run_and_the_totals_last(
         "chars": sum(len(f"message {i}") for i in range(10)) + len("message 3"),
         "cached": 1,
     }
+
+
+def test_the_cache_bound_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENTRIES_ENV, "0")
+    inner = Counting()
+    batcher = EmbeddingBatcher(inner)
+    try:
+        batcher.embed(["same text"] * 5, MESSAGES)
+        batcher.embed(["same text"] * 5, MESSAGES)
+        assert inner.seen == ["same text", "same text"]  # off: only one call's repeats fold
+    finally:
+        batcher.close()
+    monkeypatch.setenv(ENTRIES_ENV, "lots")
+    with pytest.raises(ValueError, match=ENTRIES_ENV):
+        EmbeddingBatcher(inner)
+
+
+def test_the_cache_drops_the_least_recently_used_text_past_its_bound() -> None:
+    cache = TextVectors(max_entries=2)
+    rows = np.eye(3, dtype=np.float32)
+    cache.keep(["a", "b"], rows[:2])
+    assert cache.known(["a"])[0] is not None  # "a" is now the most recent
+    cache.keep(["c"], rows[2:])
+    found = cache.known(["a", "b", "c"])
+    assert [v is not None for v in found] == [True, False, True]
+    assert len(cache) == 2
