@@ -18,16 +18,15 @@ never fails an embedding.
 
 from __future__ import annotations
 
-import json
-import logging
-import os
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from nams_local.embeddings import ModelCounts
+
+from .json_trace import JsonTrace
 
 __all__ = [
     "API",
@@ -40,8 +39,6 @@ __all__ = [
     "EmbeddingStats",
     "RunStats",
 ]
-
-log = logging.getLogger("nams_local.sqlite")
 
 #: The environment variable naming a file to append one JSON line per model run to.
 TRACE_ENV = "NAMS_EMBED_TRACE"
@@ -90,19 +87,12 @@ class EmbeddingStats:
 
     callers: dict[str, CallerStats] = field(default_factory=dict)
     threads: dict[str, RunStats] = field(default_factory=dict)
-    _trace: IO[str] | None = None
+    _trace: JsonTrace | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def from_environment(cls) -> EmbeddingStats:
-        stats = cls()
-        path = os.environ.get(TRACE_ENV)
-        if path:
-            try:
-                stats._trace = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
-            except OSError as error:
-                log.warning("cannot open the embedding trace %s: %r", path, error)
-        return stats
+        return cls(_trace=JsonTrace(TRACE_ENV))
 
     def record_call(self, caller: str, texts: int, chars: int, cached: int = 0) -> None:
         with self._lock:
@@ -132,25 +122,20 @@ class EmbeddingStats:
             stats.padded += counts.padded
             stats.seconds += seconds
             stats.cpu_seconds += cpu_seconds
-        trace = self._trace
-        if trace is not None:
-            line = {
-                "at": round(time.time(), 3),
-                "thread": thread,
-                "texts": texts,
-                "callers": dict(by_caller),
-                "passes": counts.passes,
-                "tokens": counts.tokens,
-                "padded": counts.padded,
-                "ms": round(seconds * 1000, 3),
-                "cpu_ms": round(cpu_seconds * 1000, 3),
-            }
-            try:
-                trace.write(json.dumps(line) + "\n")
-                trace.flush()
-            except (OSError, ValueError) as error:
-                log.warning("the embedding trace failed, dropping it: %r", error)
-                self._trace = None
+        if self._trace is not None and self._trace.on:
+            self._trace.write(
+                {
+                    "at": round(time.time(), 3),
+                    "thread": thread,
+                    "texts": texts,
+                    "callers": dict(by_caller),
+                    "passes": counts.passes,
+                    "tokens": counts.tokens,
+                    "padded": counts.padded,
+                    "ms": round(seconds * 1000, 3),
+                    "cpu_ms": round(cpu_seconds * 1000, 3),
+                }
+            )
 
     def snapshot(self) -> dict[str, Any]:
         """The counters as plain data: ``{"callers": {...}, "threads": {...}}``."""
@@ -181,8 +166,5 @@ class EmbeddingStats:
         """End the trace, with the counters as its last line (``{"totals": ...}``)."""
         trace, self._trace = self._trace, None
         if trace is not None:
-            try:
-                trace.write(json.dumps({"totals": self.snapshot()}) + "\n")
-            except (OSError, ValueError) as error:
-                log.warning("the embedding trace failed: %r", error)
+            trace.write({"totals": self.snapshot()})
             trace.close()

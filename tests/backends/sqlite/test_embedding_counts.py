@@ -25,6 +25,8 @@ from backends.sqlite.embedding_stats import ENTITIES, MESSAGES, QUERIES, TRACE_E
 from backends.sqlite.text_vectors import ENTRIES_ENV, TextVectors
 from nams_local.embeddings import HashingEmbedder, Matrix, MiniLMEmbedder
 
+from .test_embedding_batcher import Gated
+
 FIRST = "I moved to Melbourne with Priya last year and we joined Acme Robotics."
 AGAIN = "Priya says Melbourne is cold in July, and Acme Robotics is hiring."
 
@@ -114,23 +116,6 @@ def test_a_text_twice_in_one_call_is_embedded_once_in_the_callers_order() -> Non
         batcher.close()
 
 
-class Gated(Counting):
-    """A run containing a text starting with ``hold`` waits for ``gate``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = threading.Event()
-        self.holding = threading.Event()
-        self.runs: list[int] = []
-
-    def _embed(self, texts: list[str]) -> Matrix:
-        self.runs.append(len(texts))
-        if any(t.startswith("hold") for t in texts):
-            self.holding.set()
-            assert self.gate.wait(30), "the test never opened the gate"
-        return super()._embed(texts)
-
-
 def test_texts_queued_while_the_model_is_busy_share_one_run() -> None:
     inner = Gated()
     batcher = EmbeddingBatcher(inner)
@@ -147,9 +132,9 @@ def test_texts_queued_while_the_model_is_busy_share_one_run() -> None:
             assert batcher.queued() == 2 * n
         finally:
             inner.gate.set()
-        assert stuck.result(timeout=30).shape == (1, 64)
-        assert all(f.result(timeout=30).shape == (1, 64) for f in small)
-        assert all(q.result(timeout=30).shape == (64,) for q in queries)
+        assert stuck.result(timeout=30).shape == (1, 32)
+        assert all(f.result(timeout=30).shape == (1, 32) for f in small)
+        assert all(q.result(timeout=30).shape == (32,) for q in queries)
     runs_after_gate = inner.runs[1:]
     assert runs_after_gate == [2 * n], inner.runs  # one run for all 2n queued texts
     threads = batcher.stats.snapshot()["threads"]
