@@ -25,6 +25,13 @@ characters; a run holds at most ``MAX_QUERIES`` queries; queries are served in a
 order, and all workspaces' queries share each run, so no workspace holds the model from
 another's queries at all, nor from its bulk work for longer than one chunk.
 
+Before any of that, a text embedded lately is answered from ``text_vectors`` and a text
+repeated within one call is run once: on two busy cores the model's price per text
+hardly falls with batch size, so the texts it never sees are the real saving (in the
+``load`` mix, entity vectors were a third of all texts, mostly the same names new in
+each workspace). Every call is counted by caller and every run by thread, with its
+tokens and CPU, in ``stats`` (``embedding_stats``; ``NAMS_EMBED_TRACE`` traces runs).
+
 Only a :class:`~nams_local.embeddings.BaseEmbedder` has its queries batched (through
 ``BaseEmbedder.query_future``, so its query cache, single flight and statistics stay the
 ones the caller configured and inspects); any other ``Embedder`` keeps its own
