@@ -178,6 +178,8 @@ class EmbeddingBatcher(WrappedEmbedder):
         again. ``caller`` names who asks (``embedding_stats``), for all texts or one per
         text; unnamed, it is ``other@<thread name>``."""
         batch = list(texts)
+        if not all(isinstance(text, str) for text in batch):
+            return self.inner.embed(batch)  # which says what is wrong (a TypeError)
         callers = _callers(caller, len(batch))
         known = self.known.known(batch)
         new: dict[str, str] = {}  # text -> its first caller, in order

@@ -99,6 +99,15 @@ async def test_the_same_texts_in_another_workspace_cost_no_model_run(tmp_path: P
         await root.aclose()
 
 
+def test_a_text_that_is_not_a_string_is_refused_as_the_embedder_refuses_it() -> None:
+    batcher = EmbeddingBatcher(Counting())
+    try:
+        with pytest.raises(TypeError, match=r"texts\[1\] is int"):
+            batcher.embed(["fine", 3])  # type: ignore[list-item]
+    finally:
+        batcher.close()
+
+
 def test_a_text_twice_in_one_call_is_embedded_once_in_the_callers_order() -> None:
     inner = Counting()
     batcher = EmbeddingBatcher(inner)
