@@ -59,6 +59,8 @@ class GroupStats:
         stats = cls()
         path = os.environ.get(TRACE_ENV)
         if path:
+            # ``{pid}`` in the path: one trace per process (``serve --workers N``).
+            path = path.replace("{pid}", str(os.getpid()))
             try:
                 stats._trace = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
             except OSError as error:
@@ -96,6 +98,17 @@ class GroupStats:
                 "ms": round(seconds * 1000, 3),
                 "cpu_ms": round(cpu_seconds * 1000, 3),
             }
+            try:
+                trace.write(json.dumps(line) + "\n")
+            except (OSError, ValueError) as error:
+                log.warning("the writer trace failed, dropping it: %r", error)
+                self._trace = None
+
+    def note(self, line: dict[str, object]) -> None:
+        """Append one more JSON line to the trace, if there is one (the lane's totals at
+        its end: lock waits, the process's CPU)."""
+        trace = self._trace
+        if trace is not None:
             try:
                 trace.write(json.dumps(line) + "\n")
             except (OSError, ValueError) as error:
