@@ -160,11 +160,11 @@ class SQLiteStore:
         self.reads = 0
         self.freshness = Freshness(self.drop_graph, self.vectors.entities if self.vectors else None)
         guard_writer(self.engine, self.freshness, self.identity)
-        # Two processes' writers take turns in the kernel, not by SQLite's busy sleeps
-        # (``write_lock.py``); opened once the file is known to be a usable database.
-        self._writer.use_lock(open_write_lock(self.path))
         self.conn: Connection = self._writer.call(self.engine.connect).result()
         self._writer.conn = self.conn
+        # Two processes' writers take turns in the kernel, not by SQLite's busy sleeps
+        # (``write_lock.py``); opened once the file is known to be a usable database.
+        self._writer.call(self._writer.use_lock, open_write_lock(self.path)).result()
         try:
             self._writer.call(self._migrate).result()
         except BaseException:  # a failed migration changed nothing: release the file

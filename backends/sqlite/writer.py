@@ -74,6 +74,7 @@ from sqlalchemy import Connection
 
 from nams_local.errors import NamsError
 
+from .checkpoints import Checkpoints
 from .write_lock import LockStats, WriterFileLock
 from .writer_stats import GroupStats
 
@@ -220,6 +221,8 @@ class WriterLane:
         self._lock: WriterFileLock | None = None
         #: What taking the locks cost: the file lock's waits, ``BEGIN IMMEDIATE``'s time.
         self.lock_stats = LockStats()
+        #: The lane's own WAL checkpoints, once it takes the writer lock (``use_lock``).
+        self.checkpoints: Checkpoints | None = None
         self._requests = _FairQueue()
         self._background = _FairQueue()
         self._calls: deque[_Job] = deque()
@@ -319,11 +322,15 @@ class WriterLane:
                 self._lock.close()
 
     def use_lock(self, lock: WriterFileLock | None) -> None:
-        """Take ``lock`` around every transaction from now on (before the first one; the
-        lane closes it when it stops)."""
+        """Take ``lock`` around every transaction from now on, and run the WAL checkpoints
+        after releasing it (``checkpoints.py``). On the writer thread, once ``conn`` is
+        set, before the first transaction; the lane closes the lock when it stops."""
         self._lock = lock
         if lock is not None:
+            assert self.conn is not None, "the writer lane has no connection yet"
             self.lock_stats = lock.stats
+            self.checkpoints = Checkpoints()
+            self.checkpoints.take_over(self.conn.connection.dbapi_connection)
 
     @contextmanager
     def transaction(self, conn: Connection) -> Iterator[None]:
@@ -342,6 +349,8 @@ class WriterLane:
             if held:
                 assert lock is not None
                 lock.release()
+        if self.checkpoints is not None:  # committed, and the next writer may go
+            self.checkpoints.committed(conn.connection.dbapi_connection)
 
     # -- the thread ----------------------------------------------------------------------
     def _next(self) -> list[_Job] | None:
@@ -381,6 +390,7 @@ class WriterLane:
                         "units": self.units,
                         "process_cpu": time.process_time(),
                         **self.lock_stats.as_dict(),
+                        **(self.checkpoints.as_dict() if self.checkpoints else {}),
                     }
                 )
                 self.stats.close()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import sqlean.dbapi2 as sqlean  # the engine's library
 
-from backends.sqlite import SQLiteBackend, write_lock
+from backends.sqlite import SQLiteBackend, checkpoints, write_lock
 from backends.sqlite.write_lock import LOCK_SUFFIX, LockStats, WriterFileLock, open_write_lock
 
 #: Every subprocess here is bounded by this (a busy machine may be slow, never stuck).
@@ -244,3 +244,31 @@ def test_the_lock_is_off_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     lock = open_write_lock(str(tmp_path / "x.db"))
     assert lock is not None
     lock.close()
+
+
+async def test_the_writer_checkpoints_the_wal_itself_after_its_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's automatic checkpoint would run inside COMMIT, under the writer lock; the
+    lane turns it off and checkpoints after releasing the lock (``checkpoints.py``)."""
+    monkeypatch.setattr(checkpoints, "EVERY_COMMITS", 8)
+    path = tmp_path / "wal.db"
+    backend = _backend(path)
+    try:
+        store = backend.store
+        lane = store.writer
+        assert lane.checkpoints is not None
+        raw = store.conn.connection.dbapi_connection
+        assert raw is not None
+        assert store.run_sync(lambda: raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) == 0
+        conversation = await backend.create_conversation("u")
+        for i in range(20):
+            await backend.add_message(conversation.id, "user", f"message {i}")
+        assert lane.checkpoints.runs >= 2 and lane.checkpoints.frames > 0
+    finally:
+        await backend.aclose()
+    memory = SQLiteBackend(":memory:", embeddings=False, extraction="off")
+    try:
+        assert memory.store.writer.checkpoints is None  # no WAL, no lock: nothing to take over
+    finally:
+        await memory.aclose()
