@@ -123,6 +123,8 @@ class WriterFileLock:
         self._closing = False
         #: The helper is inside a blocking ``flock`` (it uses the descriptor).
         self._blocked = False
+        #: ``flock`` failed (not supported here): never tried again.
+        self._broken = False
         self._helper: threading.Thread | None = None
         self._open()
 
@@ -174,13 +176,24 @@ class WriterFileLock:
 
     def _take(self) -> bool:
         assert fcntl is not None
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass
-        else:
-            self.stats.acquired += 1
-            return True
+        with self._cond:
+            if self._broken:
+                return False
+            # The helper still blocked from a turn the writer gave up: it holds the place
+            # in the kernel's queue (and a non-blocking try on the same descriptor could
+            # "succeed" just before the helper lets go of what it got).
+            helper_waits = self._blocked
+        if not helper_waits:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass
+            except OSError as error:  # e.g. ENOLCK on a file system without flock
+                self._break(error)
+                return False
+            else:
+                self.stats.acquired += 1
+                return True
         started = time.perf_counter()
         got = self._wait_for_helper()
         waited = time.perf_counter() - started
@@ -211,7 +224,7 @@ class WriterFileLock:
             self._cond.notify_all()
             while not self._granted:
                 left = deadline - time.monotonic()
-                if left <= 0:
+                if left <= 0 or self._broken:
                     self._wanted = False  # the helper releases what it gets from now on
                     return False
                 self._cond.wait(left)
@@ -228,7 +241,13 @@ class WriterFileLock:
                 if self._closing:
                     return
                 self._blocked = True
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except OSError as error:
+                with self._cond:
+                    self._blocked = False
+                self._break(error)
+                return
             with self._cond:
                 self._blocked = False
                 if self._wanted and not self._closing:
@@ -237,6 +256,19 @@ class WriterFileLock:
                     self._cond.notify_all()
                     continue
             fcntl.flock(self._fd, fcntl.LOCK_UN)  # the writer gave up meanwhile
+
+    def _break(self, error: OSError) -> None:
+        """``flock`` itself failed: no lock from now on (SQLite's busy handler alone)."""
+        with self._cond:
+            already, self._broken = self._broken, True
+            self._cond.notify_all()
+        if not already:
+            log.warning(
+                "the writer lock %s cannot be taken (%s); writers take turns by SQLite's busy "
+                "handler alone",
+                self.path,
+                error.strerror or error,
+            )
 
     def _still_at_path(self) -> bool:
         try:
