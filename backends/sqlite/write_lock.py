@@ -101,7 +101,7 @@ class LockStats:
         self.longest_begin = max(self.longest_begin, seconds)
 
     def as_dict(self) -> dict[str, float]:
-        """The figures by name (benchmarks print them, ``/healthz``-style diagnostics)."""
+        """The figures by name (the writer trace's last line, the tests' racers)."""
         return dict(vars(self))
 
 
@@ -139,9 +139,9 @@ class WriterFileLock:
         """Take the lock (``True``), or give up after ``wait`` seconds (``False``: go on
         under SQLite's busy handler). Only the writer thread calls it."""
         assert fcntl is not None and not self._held
-        for _ in range(3):
+        for _ in range(3):  # a lock file replaced under us: reopen, at most twice
             if self._fd < 0:
-                return False  # a lock file replaced under us: reopen, at most twice
+                return False  # it could not be reopened: no lock from now on
             if not self._take():
                 return False
             if self._still_at_path():
@@ -164,12 +164,12 @@ class WriterFileLock:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
-            helper = self._helper
+            helper, blocked = self._helper, self._blocked
+        if blocked:  # behind a stuck holder: the descriptor stays open with the helper
+            log.warning("the writer lock's helper is still waiting; leaving its file open")
+            return
         if helper is not None:
-            helper.join(self.wait)
-            if helper.is_alive():  # blocked behind a stuck holder: its fd stays open
-                log.warning("the writer lock's helper is still waiting; leaving its file open")
-                return
+            helper.join()  # idle: it ends at once
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
