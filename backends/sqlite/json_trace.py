@@ -27,6 +27,8 @@ class JsonTrace:
         self._file: IO[str] | None = None
         path = os.environ.get(variable)
         if path:
+            # ``{pid}`` in the path: one trace per process (``serve --workers N``).
+            path = path.replace("{pid}", str(os.getpid()))
             try:
                 self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
             except OSError as error:

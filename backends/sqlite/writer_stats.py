@@ -87,6 +87,12 @@ class GroupStats:
                 }
             )
 
+    def note(self, line: dict[str, object]) -> None:
+        """Append one more JSON line to the trace, if there is one (the lane's totals at
+        its end: lock waits, the process's CPU)."""
+        if self._trace is not None:
+            self._trace.write(line)
+
     def close(self) -> None:
         trace, self._trace = self._trace, None
         if trace is not None:
