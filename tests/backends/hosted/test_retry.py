@@ -242,7 +242,9 @@ async def test_retry_after_beyond_the_budget_gives_up_at_once(server: ScriptedSe
             await backend.list_entities()
         elapsed = time.monotonic() - started
 
-    assert elapsed < 1.0
+    # Far below the 30 s it was told to wait (one request's time on a loaded machine can
+    # pass a second, so the bound is not that tight); the single attempt is the proof.
+    assert elapsed < 10.0
     assert len(server.requests_to("GET", "/v1/entities")) == 1
 
 

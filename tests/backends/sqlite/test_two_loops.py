@@ -55,8 +55,16 @@ async def _seed(backend: SQLiteBackend) -> str:
     return conversation.id
 
 
-def test_one_backend_serves_two_loops_at_once(tmp_path: Path) -> None:
-    backend = SQLiteBackend(tmp_path / "loops.db", embedder=HashingEmbedder(), extraction="off")
+@pytest.mark.parametrize("extraction", ["off", "sync", "background"])
+def test_one_backend_serves_two_loops_at_once(tmp_path: Path, extraction: str) -> None:
+    """Writes, searches, turns and lists from both loops at once, with each extraction mode
+    (its drains run on the loop of the write that queued them; the other loop waits for
+    them through a thread-safe future)."""
+    backend = SQLiteBackend(
+        tmp_path / "loops.db",
+        embedder=HashingEmbedder(),
+        extraction=extraction,  # type: ignore[arg-type]
+    )
     try:
         conversation_id = asyncio.run(_seed(backend))
 
@@ -84,6 +92,9 @@ def test_one_backend_serves_two_loops_at_once(tmp_path: Path) -> None:
             return main
 
         assert run_on_loops([work(0), work(1)], DEADLINE) == [60, 60]
+        asyncio.run(backend.wait_for_extraction(conversation_id))
+        status = asyncio.run(backend.get_extraction_status(conversation_id))
+        assert extraction == "off" or {u.status for u in status.units} == {"done"}
         reads = backend.store.lanes.reads
         assert (reads.running, reads.waiting) == (0, 0)
         messages = asyncio.run(backend.list_messages(conversation_id, limit=100))
