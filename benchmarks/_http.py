@@ -1,7 +1,9 @@
 """HTTP plumbing for benchmarks: ``nams-local serve`` on a loopback port, request counting.
 
 The server is the real app under uvicorn (in a thread, so the benchmark's own event loop
-stays free to time the client), serving the very store the in-process figures come from.
+stays free to time the client), on a socket bound before it starts. It serves whatever
+backend it is given; the ``turn`` benchmark gives it a backend of its own on the file the
+in-process figures come from (``turn/http_backends.py``), as a separate ``serve`` would.
 """
 
 from __future__ import annotations
