@@ -51,8 +51,10 @@ class _Waiter:
     """One queued ``acquire``: its future (of the loop it waits on) and where it stands.
 
     ``state`` changes only under the gate's lock: ``waiting`` (queued), ``granted`` (a
-    place is counted for it), ``gone`` (it gave up while queued, or its loop closed). Only
-    the waiter itself, on its own loop, turns a grant it cannot take into a release."""
+    place is counted for it), ``gone`` (it left, or will never run: its loop closed).
+    A grant it never takes is released by whoever turns ``granted`` into ``gone``
+    (``FairGate._pass_on``): the waiter giving up on its own loop, or a releaser that found
+    that loop closed."""
 
     __slots__ = ("future", "loop", "state")
 
@@ -129,11 +131,19 @@ class FairGate:
     def _give_up(self, key: str, waiter: _Waiter) -> None:
         """The waiter leaves: out of its queue, or, granted meanwhile, its place passed on."""
         with self._lock:
-            granted = waiter.state == "granted"
             if waiter.state == "waiting":
                 self._forget(key, waiter)
-            waiter.state = "gone"
+                waiter.state = "gone"
         waiter.future.cancel()
+        self._pass_on(key, waiter)
+
+    def _pass_on(self, key: str, waiter: _Waiter) -> None:
+        """A place granted to ``waiter`` that it will never take goes to the next waiter.
+        Whoever turns ``granted`` into ``gone`` releases it (the waiter giving up on its
+        loop, or a releaser that found the waiter's loop closed): exactly once."""
+        with self._lock:
+            granted = waiter.state == "granted"
+            waiter.state = "gone"
         if granted:
             self.release(key)
 
@@ -162,9 +172,7 @@ class FairGate:
             try:
                 waiter.loop.call_soon_threadsafe(_wake, waiter)
             except RuntimeError:  # its loop is closed: nobody will take the place
-                with self._lock:
-                    waiter.state = "gone"
-                self.release(grant_key)
+                self._pass_on(grant_key, waiter)
 
     def _dispatch(self) -> list[tuple[str, _Waiter]]:
         """Under the lock: free places to waiters, one key at a time in round-robin order.
