@@ -1,7 +1,9 @@
 """HTTP plumbing for benchmarks: ``nams-local serve`` on a loopback port, request counting.
 
 The server is the real app under uvicorn (in a thread, so the benchmark's own event loop
-stays free to time the client), serving the very store the in-process figures come from.
+stays free to time the client), on a socket bound before it starts. It serves whatever
+backend it is given; the ``turn`` benchmark gives it a backend of its own on the file the
+in-process figures come from (``turn/http_backends.py``), as a separate ``serve`` would.
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ class LoopbackServer:
     def __init__(self, app: Any) -> None:
         import uvicorn
 
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        # uvicorn is handed this socket already bound: a port merely found free here and
+        # bound by uvicorn later could be taken by another process in between.
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self.port = int(self._sock.getsockname()[1])
+        config = uvicorn.Config(app, log_level="warning")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
 
     @property
     def endpoint(self) -> str:
@@ -46,12 +52,14 @@ class LoopbackServer:
                 except httpx.TransportError:
                     pass
                 if time.monotonic() > deadline or not self.thread.is_alive():
+                    self.__exit__()
                     raise RuntimeError("the loopback server did not start")
                 self.thread.join(timeout=0.02)
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+        self._sock.close()
 
 
 class CountingTransport(httpx.AsyncBaseTransport):

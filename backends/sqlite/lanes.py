@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import threading
 from collections import Counter, OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -46,24 +47,62 @@ class GateFull(Exception):
     """The key's queue is full (``FairGate.acquire``)."""
 
 
+class _Waiter:
+    """One queued ``acquire``: its future (of the loop it waits on) and where it stands.
+
+    ``state`` changes only under the gate's lock: ``waiting`` (queued), ``granted`` (a
+    place is counted for it), ``gone`` (it left, or will never run: its loop closed).
+    A grant it never takes is released by whoever turns ``granted`` into ``gone``
+    (``FairGate._pass_on``): the waiter giving up on its own loop, or a releaser that found
+    that loop closed."""
+
+    __slots__ = ("future", "loop", "state")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[None] = loop.create_future()
+        self.state = "waiting"
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _wake(waiter: _Waiter) -> None:
+    """On the waiter's loop: it has its place (unless it gave up meanwhile: then its
+    ``acquire`` is unwinding and passes the place on itself)."""
+    if not waiter.future.done():
+        waiter.future.set_result(None)
+
+
 class FairGate:
     """At most ``capacity`` holders, at most ``per_key`` of them with one key; waiters are
     admitted round-robin across keys and in arrival order within a key, at most ``queue``
-    of them per key. Works on whichever event loop calls it (no loop is bound)."""
+    of them per key.
+
+    Thread-safe, and bound to no event loop: one store may be driven by several loops in
+    several threads at once (an application sharing one backend object between threads;
+    the ``turn`` benchmark once served its in-process backend from uvicorn's loop in a
+    second thread). So the counts and queues are kept under a ``threading.Lock``, and a
+    release wakes a waiter of another loop through that loop's ``call_soon_threadsafe``
+    (a plain ``set_result`` from another thread would leave that loop asleep in
+    ``select`` -- the benchmark's hang). A place granted to a waiter that gives up before
+    it runs again (cancelled, timed out, its loop closed) is passed on, never lost."""
 
     def __init__(self, capacity: int, per_key: int, queue: int) -> None:
         self.capacity = capacity
         self.per_key = per_key
         self.queue = queue
+        self._lock = threading.Lock()
         self._total = 0
         self._running: Counter[str] = Counter()
-        self._waiting: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        self._waiting: OrderedDict[str, deque[_Waiter]] = OrderedDict()
 
     def _cap(self, key: str) -> int:
         return self.capacity if key == _SHARED else self.per_key
-
-    def _free_for(self, key: str) -> bool:
-        return self._total < self.capacity and self._running[key] < self._cap(key)
 
     def _grant(self, key: str) -> None:
         self._total += 1
@@ -72,70 +111,99 @@ class FairGate:
     async def acquire(self, key: str, wait: float | None = None) -> None:
         """Hold a place; ``GateFull`` if ``key`` already has ``queue`` waiters,
         ``TimeoutError`` after ``wait`` seconds without a place."""
-        if self._free_for(key) and not self._waiting.get(key):
-            self._grant(key)
-            return
-        waiters = self._waiting.setdefault(key, deque())
-        if len(waiters) >= self.queue:
-            if not waiters:
-                del self._waiting[key]
-            raise GateFull(key)
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        waiters.append(future)
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            waiters = self._waiting.get(key)
+            if not waiters and self._total < self.capacity and self._running[key] < self._cap(key):
+                self._grant(key)
+                return
+            if len(waiters or ()) >= self.queue:
+                raise GateFull(key)
+            waiter = _Waiter(loop)
+            self._waiting.setdefault(key, deque()).append(waiter)
         try:
             async with asyncio.timeout(wait):
-                await future
+                await waiter.future
         except BaseException:
-            if future.done() and not future.cancelled():
-                self.release(key)  # granted just as the waiter gave up: pass it on
-            else:
-                future.cancel()
-                self._forget(key, future)
+            self._give_up(key, waiter)
             raise
 
-    def _forget(self, key: str, future: asyncio.Future[None]) -> None:
+    def _give_up(self, key: str, waiter: _Waiter) -> None:
+        """The waiter leaves: out of its queue, or, granted meanwhile, its place passed on."""
+        with self._lock:
+            if waiter.state == "waiting":
+                self._forget(key, waiter)
+                waiter.state = "gone"
+        waiter.future.cancel()
+        self._pass_on(key, waiter)
+
+    def _pass_on(self, key: str, waiter: _Waiter) -> None:
+        """A place granted to ``waiter`` that it will never take goes to the next waiter.
+        Whoever turns ``granted`` into ``gone`` releases it (the waiter giving up on its
+        loop, or a releaser that found the waiter's loop closed): exactly once."""
+        with self._lock:
+            granted = waiter.state == "granted"
+            waiter.state = "gone"
+        if granted:
+            self.release(key)
+
+    def _forget(self, key: str, waiter: _Waiter) -> None:
+        """Under the lock: ``waiter`` out of ``key``'s queue."""
         waiters = self._waiting.get(key)
         if waiters is not None:
-            if future in waiters:
-                waiters.remove(future)
+            if waiter in waiters:
+                waiters.remove(waiter)
             if not waiters:
                 del self._waiting[key]
 
     def release(self, key: str) -> None:
-        self._total -= 1
-        self._running[key] -= 1
-        if self._running[key] <= 0:
-            del self._running[key]
-        self._dispatch()
+        """Give back a place of ``key`` (from any thread) and admit whoever is next."""
+        with self._lock:
+            self._total -= 1
+            self._running[key] -= 1
+            if self._running[key] <= 0:
+                del self._running[key]
+            granted = self._dispatch()
+        here = _running_loop()
+        for grant_key, waiter in granted:
+            if waiter.loop is here:
+                _wake(waiter)
+                continue
+            try:
+                waiter.loop.call_soon_threadsafe(_wake, waiter)
+            except RuntimeError:  # its loop is closed: nobody will take the place
+                self._pass_on(grant_key, waiter)
 
-    def _dispatch(self) -> None:
-        """Hand free places to waiters, one key at a time in round-robin order."""
+    def _dispatch(self) -> list[tuple[str, _Waiter]]:
+        """Under the lock: free places to waiters, one key at a time in round-robin order.
+        Returns the waiters granted a place (woken by the caller, outside the lock)."""
+        granted: list[tuple[str, _Waiter]] = []
         while self._total < self.capacity:
             for key in list(self._waiting):
                 if self._running[key] >= self._cap(key):
                     continue
                 waiters = self._waiting[key]
-                while waiters and waiters[0].done():  # cancelled while waiting
-                    waiters.popleft()
-                if not waiters:
-                    del self._waiting[key]
-                    continue
-                waiters.popleft().set_result(None)
+                waiter = waiters.popleft()
+                waiter.state = "granted"
                 self._grant(key)
+                granted.append((key, waiter))
                 # The key goes to the back of the round: others are served first next time.
                 self._waiting.move_to_end(key)
                 if not waiters:
                     del self._waiting[key]
                 break
             else:
-                return
+                break
+        return granted
 
     @property
     def running(self) -> int:
-        return self._total
+        with self._lock:
+            return self._total
 
     def waiting(self) -> int:
-        return sum(len(w) for w in self._waiting.values())
+        with self._lock:
+            return sum(len(w) for w in self._waiting.values())
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from nams_local.scope import Scope
 
 from .._http import CountingTransport
 from .._workload import distinct_queries
-from .http_backends import HttpTarget
+from .http_backends import HttpTarget, Settle
 from .instruments import CountingBackend, CountingLogger, TimedEmbedder
 from .kinds import SERIES_LABELS, TURN_METHODS, TurnKind
 from .series import Series, TurnSample, solo_summary
@@ -61,10 +61,20 @@ class Measurer:
         self.per_conversation = CountingBackend(backend, no_user_search, hidden=TURN_METHODS)
         self.options = RetrievalOptions(logger=logger)
         self.http: dict[str, tuple[CountingBackend, CountingTransport]] = {}
+        self.settles: dict[str, Settle] = {}
 
-    def add_http(self, kind: str, client: MemoryBackend, transport: CountingTransport) -> None:
-        """Measure ``kind`` turns through ``client`` (a ``HostedBackend``) too."""
+    def add_http(
+        self,
+        kind: str,
+        client: MemoryBackend,
+        transport: CountingTransport,
+        settle: Settle | None = None,
+    ) -> None:
+        """Measure ``kind`` turns through ``client`` (a ``HostedBackend``) too; ``settle``
+        waits for a turn's background work on its server."""
         self.http[kind] = (CountingBackend(client), transport)
+        if settle is not None:
+            self.settles[kind] = settle
 
     async def turn(self, kind: TurnKind, user_id: str, conv_id: str, query: str) -> TurnSample:
         """``retrieve_memories`` then ``persist_step`` (user and assistant message), timed."""
@@ -101,7 +111,7 @@ class Measurer:
         )
         end = time.perf_counter()
         embeds = self.embedder.take()
-        settle_ms = 0.0 if self.back_to_back else await self.settle(conv_id)
+        settle_ms = 0.0 if self.back_to_back else await self.settle(conv_id, kind)
         return TurnSample(
             ms=(end - start) * 1000.0,
             retrieve_ms=(retrieved - start) * 1000.0,
@@ -116,16 +126,21 @@ class Measurer:
             warnings=len(self.logger.messages) - warnings_before,
         )
 
-    async def settle(self, conv_id: str) -> float:
+    async def settle(self, conv_id: str, kind: TurnKind = "native") -> float:
         """Wait for the turn's background work — its extraction and its messages' vectors —
         as the model call between two chat turns does; the ms it took (untimed in the turn).
         Without this, the next turn's retrieval waits for it (sync extraction mode, and
-        read-your-writes on vectors) and the figure measures the previous turn's writes."""
+        read-your-writes on vectors) and the figure measures the previous turn's writes.
+        A loopback turn's work is its server's (``http_backends``), waited for there."""
         start = time.perf_counter()
-        await self.backend.wait_for_extraction(conv_id)
-        lane = self.backend.store.vector_lane
-        if lane is not None:
-            await lane.drained()
+        settle = self.settles.get(kind)
+        if settle is not None:
+            await settle(conv_id)
+        else:
+            await self.backend.wait_for_extraction(conv_id)
+            lane = self.backend.store.vector_lane
+            if lane is not None:
+                await lane.drained()
         return (time.perf_counter() - start) * 1000.0
 
     async def solo(self, user_id: str, conv_id: str, query: str) -> dict[str, float]:
@@ -204,7 +219,7 @@ async def measure(
     logger = CountingLogger()
     measurer = Measurer(backend, embedder, args.limit, logger, args.back_to_back)
     for kind, target in http.items():
-        measurer.add_http(kind, target.client, target.transport)
+        measurer.add_http(kind, target.client, target.transport, target.settle)
     rng = random.Random(args.seed + 2)
     warm_kinds: tuple[TurnKind, ...] = (
         "native",

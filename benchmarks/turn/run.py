@@ -20,7 +20,7 @@ from nams_local.embeddings import BaseEmbedder
 
 from .._common import file_size, load_average, say
 from .build import SizeSpec
-from .http_backends import http_targets
+from .http_backends import http_targets, store_stats
 from .instruments import TimedEmbedder
 from .kinds import NAME
 from .measure import measure
@@ -55,14 +55,19 @@ async def _run_size(
 
     timed = TimedEmbedder(embedder)
     extraction: dict[str, Any] = {} if args.extraction is None else {"extraction": args.extraction}
-    backend = SQLiteBackend(db, embedder=timed, vector_index=args.vector_index, **extraction)
+
+    def open_store() -> SQLiteBackend:
+        """The measured store (the loopback server opens its own backend the same way)."""
+        return SQLiteBackend(db, embedder=timed, vector_index=args.vector_index, **extraction)
+
+    backend = open_store()
     skipped: dict[str, str] = {}
     try:
         info = await asyncio.to_thread(backend.info)
         check_unchanged(db, marker, info["counts"])
         async with contextlib.AsyncExitStack() as stack:
             http = await http_targets(
-                args, spec, backend, marker["conversations"], stack, skipped, tag
+                args, spec, open_store, marker["conversations"], stack, skipped, tag
             )
             n_turns = (
                 args.warmup
@@ -78,6 +83,11 @@ async def _run_size(
             measured = await measure(
                 args, backend, timed, marker["conversations"], query_rng, seen, http
             )
+            result["stores"] = {"in-process": store_stats(backend)} | {
+                kind: store_stats(target.served)
+                for kind, target in http.items()
+                if target.served is not None
+            }
         record_counts(db, marker, (await asyncio.to_thread(backend.info))["counts"])
     finally:
         await backend.aclose()

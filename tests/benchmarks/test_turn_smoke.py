@@ -117,6 +117,12 @@ def test_turn_benchmark_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     # Over HTTP every backend call is one request; the server has user_message_search.
     assert 6 <= loopback["calls_per_turn"] <= 9
     assert loopback["http_requests_per_turn"] == loopback["calls_per_turn"]
+    # The loopback server has a backend of its own on the file (as a separate ``serve``):
+    # its writer ran the loopback turns' writes (two add_message each) and none of the
+    # in-process turns' (58 or more units: 20 + 6 turns' persist_turn, 16 x 2 add_message).
+    served, local = size["stores"]["loopback"], size["stores"]["in-process"]
+    assert 2 * loopback["n"] <= served["writer_units"] < local["writer_units"]
+    assert served["reads"] > 0
     hidden_methods = hidden["calls_per_turn_by_method"]
     assert "search_user_messages" not in hidden_methods
     assert hidden_methods["list_conversations"] == 1

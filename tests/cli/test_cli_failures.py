@@ -22,7 +22,6 @@ import pytest
 
 from backends.sqlite import SQLiteBackend
 from nams_local.mcp_serve import open_configured_backend
-from tests.ports import free_port
 from tests.server.processes import serve_process
 from tests.server.support import bearer
 
@@ -203,8 +202,10 @@ def test_info_follows_the_hosted_configuration(tmp_path: Path) -> None:
     assert details["reachable"].startswith("yes")
 
 
-def test_info_says_why_hosted_cannot_be_reached(tmp_path: Path) -> None:
-    endpoint = f"http://127.0.0.1:{free_port()}/v1"
+def test_info_says_why_hosted_cannot_be_reached(tmp_path: Path, closed_port: int) -> None:
+    # A port kept bound and not listening: refused for the whole test (a port that was
+    # merely free a moment ago could be taken by a parallel test's server meanwhile).
+    endpoint = f"http://127.0.0.1:{closed_port}/v1"
     env = {"MEMORY_API_KEY": "k1", "MEMORY_ENDPOINT": endpoint}
     done = nams_local(tmp_path, "info", env=env)
     assert_one_line_failure(done, "cannot reach hosted NAMS", endpoint)

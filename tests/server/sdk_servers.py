@@ -27,8 +27,10 @@ def keyed_server(folder: Path, key: str, db: str = "sdk.db") -> Iterator[ServePr
 
 
 def sdk_settings(served: ServeProcess, key: str) -> MemorySettings:
-    """The SDK's NAMS backend at ``served``: no retries, a 10 s timeout."""
+    """The SDK's NAMS backend at ``served``: no retries, a 60 s timeout (a guard against a
+    hang, not a figure under test: with 10 s, a request on a machine at load 20 took longer
+    and the SDK reported a network error)."""
     nams = NamsConfig(
-        endpoint=f"{served.base_url}/v1", api_key=SecretStr(key), max_retries=0, timeout=10.0
+        endpoint=f"{served.base_url}/v1", api_key=SecretStr(key), max_retries=0, timeout=60.0
     )
     return MemorySettings(backend="nams", nams=nams)

@@ -6,6 +6,8 @@ import asyncio
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -16,7 +18,7 @@ from nams_local.cli import _parser
 from nams_local.server.auth import derived_workspace
 from tests.ports import free_port
 
-from .processes import serve_process
+from .processes import ServeProcess, serve_process
 from .support import bearer
 
 
@@ -25,13 +27,32 @@ async def _conversations_in(db: Path, workspace: str) -> list[str]:
         return [c.user_id or "" for c in await root.for_workspace(workspace).list_conversations()]
 
 
+#: Ports tried for an explicit ``--port``: one chosen free may be taken by a parallel
+#: test before the server binds it; only that failure ("Address already in use") retries.
+PORT_ATTEMPTS = 3
+
+
+@contextmanager
+def _serve_on_a_chosen_port(db: Path, tmp_path: Path) -> Iterator[tuple[int, ServeProcess]]:
+    """``serve --port N`` with N chosen here, not by the server (what the test checks)."""
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        port = free_port()
+        args = ["--port", str(port), "--db", str(db), "--no-embeddings"]
+        with ExitStack() as stack:
+            try:
+                served = stack.enter_context(serve_process(args, tmp_path))
+            except AssertionError as refused:
+                if "Address already in use" not in str(refused) or attempt == PORT_ATTEMPTS:
+                    raise
+                continue
+            yield port, served
+            return
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_serve_answers_and_stops_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
     db = tmp_path / "served.db"
-    port = free_port()
-    with serve_process(
-        ["--port", str(port), "--db", str(db), "--no-embeddings"], tmp_path
-    ) as served:
+    with _serve_on_a_chosen_port(db, tmp_path) as (port, served):
         assert served.base_url == f"http://127.0.0.1:{port}"
         assert "open (any bearer token)" in served.banner and str(db) in served.banner
         with httpx.Client(base_url=served.base_url, headers=bearer("cli-token")) as http:

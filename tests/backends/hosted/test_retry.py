@@ -222,9 +222,13 @@ async def test_total_time_stays_within_the_budget(server: ScriptedServer) -> Non
             await backend.list_entities()
         elapsed = time.monotonic() - started
 
-    attempts = len(server.requests_to("GET", "/v1/entities"))
+    arrivals = [r.at for r in server.requests_to("GET", "/v1/entities")]
     assert elapsed <= 1.0 + 1.0  # the budget plus generous slack (unbounded would be minutes)
-    assert 3 <= attempts < 51
+    # It retried, and stopped long before max_retries: every attempt began within the
+    # budget. (How many fit depends on how long each request takes on a loaded machine:
+    # four here when idle, fewer when each takes a few hundred ms, so only ">= 2" holds.)
+    assert 2 <= len(arrivals) < 51
+    assert all(started <= at < started + 1.0 for at in arrivals)
 
 
 async def test_retry_after_beyond_the_budget_gives_up_at_once(server: ScriptedServer) -> None:
@@ -238,7 +242,9 @@ async def test_retry_after_beyond_the_budget_gives_up_at_once(server: ScriptedSe
             await backend.list_entities()
         elapsed = time.monotonic() - started
 
-    assert elapsed < 1.0
+    # Far below the 30 s it was told to wait (one request's time on a loaded machine can
+    # pass a second, so the bound is not that tight); the single attempt is the proof.
+    assert elapsed < 10.0
     assert len(server.requests_to("GET", "/v1/entities")) == 1
 
 

@@ -88,15 +88,16 @@ async def test_a_query_past_the_time_limit_is_stopped_and_names_it() -> None:
 
 
 async def test_a_query_past_the_memory_limit_is_stopped_and_names_it() -> None:
+    # The message names the limit that tripped, so it is the proof that memory (not the
+    # 120 s time limit) stopped the query; a wall-clock bound beside it (once "< 100 s")
+    # only measured how loaded the machine was (the worker runs niced).
     backend = await _open(CypherLimits(timeout=120, memory_mb=64))
     try:
-        started = time.monotonic()
         with pytest.raises(LimitExceededError, match=r"memory limit of 64 MB"):
             await backend.query(
                 "MATCH (a:Entity) MATCH (b:Entity) MATCH (c:Entity) "
                 "RETURN collect(a.name + b.name + c.name) AS everything"
             )
-        assert time.monotonic() - started < 100, "stopped by memory, long before the time"
         assert (await backend.query(COUNT)).rows == [{"n": ENTITIES}]
     finally:
         await backend.aclose()

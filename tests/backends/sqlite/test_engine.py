@@ -51,9 +51,13 @@ async def test_a_failing_embedder_loses_no_acknowledged_write(tmp_path: Path) ->
         assert (await backend.get_conversation(conv.id)).message_count == 6
         lane = backend.store.vector_lane
         assert lane is not None
-        deadline = asyncio.get_running_loop().time() + 10
-        while lane.backlog and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.01)  # the lane gives up on the batch (a warning)
+        # Until the lane has given up on the batch (a warning). Asserted: had the test gone
+        # on with the batch still queued (once after 10 s on a loaded machine), the healed
+        # embedder below would embed it and the miss asserted next would not happen.
+        deadline = asyncio.get_running_loop().time() + 60
+        while lane.backlog:
+            assert asyncio.get_running_loop().time() < deadline, "the lane kept the batch"
+            await asyncio.sleep(0.01)  # between polls of a condition
         embedder.fail = False
         missed = await backend.search_messages(conv.id, "chess line 3", mode="vector", limit=6)
         assert "chess line 3" not in [m.content for m in missed.items]

@@ -24,14 +24,15 @@ from tests.server.support import Api, assert_error
 
 def test_near_identical_long_keys_compare_in_linear_time() -> None:
     """Reproduces: 5,000-character near-identical keys took seconds in difflib (quadratic);
-    the comparison must stay far below a second and still find the near match."""
+    the comparison must stay far below a second and still find the near match. CPU time
+    of this thread, not wall time: a loaded machine stretches the latter, not the former."""
     key = "ab" * 2500
     near = key[:-1] + "z"
-    started = time.perf_counter()
+    started = time.thread_time()
     found = Resolution().candidates(key, [("other", near)])
-    elapsed = time.perf_counter() - started
+    elapsed = time.thread_time() - started
     assert [id_ for id_, _ in found] == ["other"] and 0.99 < found[0][1] < 1.0
-    assert elapsed < 0.5, f"comparing two 5,000-character names took {elapsed:.2f} s"
+    assert elapsed < 0.5, f"comparing two 5,000-character names took {elapsed:.2f} CPU s"
 
 
 def test_a_far_name_is_not_a_candidate() -> None:
@@ -54,14 +55,16 @@ async def test_an_entity_name_over_the_bound_is_refused(tmp_path: Path) -> None:
 
 async def test_near_names_at_the_bound_are_fast_and_reported(tmp_path: Path) -> None:
     """Two near-identical names of the longest allowed length: the second write is quick
-    and lists the first as a merge candidate (computed on the workspace's read lane)."""
+    and lists the first as a merge candidate (computed on the workspace's read lane).
+    "Quick" in CPU time of the whole process (the work runs on the store's threads), which a
+    loaded machine does not stretch as it does wall time."""
     first = "q" * (MAX_ENTITY_NAME_CHARS - 1) + "a"
     second = "q" * (MAX_ENTITY_NAME_CHARS - 1) + "b"
     async with SQLiteBackend(tmp_path / "m.db", embeddings=False, extraction="off") as store:
         one = await store.add_entity(first, "CONCEPT")
-        started = time.perf_counter()
+        started = time.process_time()
         two = await store.add_entity(second, "CONCEPT")
-        elapsed = time.perf_counter() - started
+        elapsed = time.process_time() - started
         assert two.reused is False and two.id != one.id
         assert [c.id for c in two.merge_candidates or []] == [one.id]
-        assert elapsed < 2.0, f"the second write took {elapsed:.2f} s"
+        assert elapsed < 2.0, f"the second write took {elapsed:.2f} CPU s"
