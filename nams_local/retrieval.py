@@ -56,6 +56,7 @@ from .retrieval_scores import (
     DEFAULT_LEXICAL_GATE,
     DEFAULT_RELEVANCE_FLOOR,
     DEFAULT_RELEVANCE_GATE,
+    Evidence,
     Relevance,
 )
 from .retrieval_terms import fallback_terms, query_tokens
@@ -541,14 +542,12 @@ async def retrieve_memories(
         else:  # fail safe: the search scores decide, as without a reranker
             floor = _relevance(backend, opts)
         cross = [h for h in cross if floor.keeps(h.relevance)]
-    opened = floor.opens(
-        query,
-        [
-            *((m.score, m.content) for m in current),
-            *((e.score, _entity_content(e)) for e in entities),
-            *((h.relevance, h.content) for h in cross),
-        ],
-    )
+    evidence = [
+        *(Evidence(m.score, m.content) for m in current),
+        *(Evidence.of_entity(e, _entity_content(e)) for e in entities),
+        *(Evidence(h.relevance, h.content) for h in cross),
+    ]
+    opened = floor.opens(query, evidence)
     if recall is not None:
         user = recall.user if _wants_user(backend, query) else None
     else:
@@ -557,7 +556,7 @@ async def retrieve_memories(
         # A fact of the user's whose relation the question names ("where do I live?" ->
         # LIVES_IN) is support: it opens the block, and the hits above the floor come too.
         named = await _graph_hits(backend, lookups, [], query, user, known)
-        opened = any(type_relevance(h.type, query) > 0 for h in named)
+        opened = floor.facts_open(query, [(h.type, h.content) for h in named], evidence)
     if not opened:  # nothing looks like an answer: no scored hit, no graph fact
         current, entities = [], []
         cross = [h for h in cross if h.relevance is None]
