@@ -58,6 +58,7 @@ from .retrieval_scores import (
     DEFAULT_LEXICAL_GATE,
     DEFAULT_RELEVANCE_FLOOR,
     DEFAULT_RELEVANCE_GATE,
+    OPENING_HITS,
     Evidence,
     Relevance,
 )
@@ -545,7 +546,7 @@ async def retrieve_memories(
             floor = _relevance(backend, opts)
         cross = [h for h in cross if floor.keeps(h.relevance)]
     evidence = [
-        *(Evidence(m.score, m.content) for m in current),
+        *(Evidence(m.score, m.content) for m in current[:OPENING_HITS]),
         *(Evidence.of_entity(e, _entity_content(e)) for e in entities),
         *(Evidence(h.relevance, h.content) for h in cross),
     ]

@@ -71,6 +71,7 @@ __all__ = [
     "DEFAULT_RELEVANCE_FLOOR",
     "DEFAULT_RELEVANCE_GATE",
     "NOT_AGENT_TYPES",
+    "OPENING_HITS",
     "RARE_AMONG_HITS",
     "Evidence",
     "Relevance",
@@ -89,6 +90,10 @@ DEFAULT_RELEVANCE_GATE = 0.675
 DEFAULT_LEXICAL_GATE = 0.55
 #: A question's content word is "rare" when at most this many of its hits contain it.
 RARE_AMONG_HITS = 1
+#: The opening decision reads this many of a search's best hits (the default ``limit``):
+#: asking for more hits to *show* must not change *whether* the memory answers (with all
+#: ten, a word was "rare" less often, and a block opened at ``limit`` 5 stayed shut at 10).
+OPENING_HITS = 5
 
 
 #: Entity types that cannot answer a "who" question (matched lower-cased): places, roles,

@@ -155,3 +155,39 @@ async def test_a_nonsense_query_yields_nothing(store: tuple[SQLiteBackend, str])
     keep_all = RetrievalOptions(relevance_floor=0.0, relevance_gate=0.0)
     nearest = await retrieve_memories(backend, USER, conv, "zzqxv-nothing-matches", 5, keep_all)
     assert len(nearest) == 5
+
+
+# -- whether a block opens does not depend on how many hits are shown ---------------------------
+BEDS = tuple(
+    f"In {month} we put {crop} in the raised bed by the shed."
+    for month, crop in (
+        ("April", "leeks"),
+        ("February", "rhubarb"),
+        ("June", "courgettes"),
+        ("March", "onions"),
+        ("May", "beans"),
+        ("July", "kale"),
+        ("August", "garlic"),
+        ("October", "shallots"),
+    )
+)
+TRAFFIC = (
+    "We drove back on Sunday and the traffic on the ring road was awful, "
+    "the worst jam we have had since April."
+)
+
+
+async def test_more_hits_shown_do_not_close_a_block_fewer_opened() -> None:
+    async with SQLiteBackend(":memory:", embedder=default_embedder(), extraction="off") as backend:
+        conv = await backend.create_conversation("alex")
+        lines = [*UNRELATED_CHAT[:40], *BEDS, TRAFFIC]
+        await backend.add_messages(conv.id, [NewMessage(role="user", content=t) for t in lines])
+        if backend.store.vector_lane is not None:
+            await backend.store.vector_lane.drained()
+        query = "What did I plant in April?"
+        ranked = [m.content for m in (await backend.search_messages(conv.id, query, 10)).items]
+        assert ranked[0] == BEDS[0] and TRAFFIC in ranked[5:]  # a 2nd "April" past the 5th hit
+        five = _shown(await retrieve_memories(backend, USER, conv.id, query, 5))
+        ten = _shown(await retrieve_memories(backend, USER, conv.id, query, 10))
+    assert BEDS[0] in five  # "april" is in one of the first five hits: support
+    assert BEDS[0] in ten and len(ten) > len(five)  # counted over all ten, it was in two
