@@ -645,9 +645,10 @@ def _render_corpus(summary: dict[str, Any]) -> list[str]:
         ]
         false = summary["floor_sweep"][_setting_key(*DEFAULT_SETTING)]["false_block_list"]
         if false:
-            lines.append(f"  {len(false)} got a block (first hit shown; all in the JSON):")
+            lines.append(f"  {len(false)} got a block (its best-scored hit; all in the JSON):")
         for item in false:
-            first = item["block"][0]
+            scored = [h for h in item["block"] if h["relevance"] is not None]
+            first = max(scored, key=lambda h: h["relevance"]) if scored else item["block"][0]
             lines.append(
                 f"    {item['user']}: {item['question']!r} <- {first['source']}/"
                 f"{first['type']} {first['relevance']} {first['content'][:60]!r}"
