@@ -187,8 +187,8 @@ class Relevance:
         open the block for ``query``: the facts whose relation the question points at
         hold every content word of the question, apart from words that only say when.
         A fact holds a word as a word of its relation, or of the fact itself (the
-        company), or through a hit at the lexical gate that has both the word and a name
-        of the fact ("My uncle Anouk came for dinner" ties "uncle" to
+        company), or through a hit above the floor (one the block would show) that has
+        both the word and a name of the fact ("My uncle Anouk came for dinner" ties "uncle" to
         ``(Anouk)-[LIVES_IN]->(Nagasaki)`` for "Where is my uncle moving to?")."""
         if self.gate <= 0.0:
             return True
@@ -204,8 +204,7 @@ class Relevance:
         if not covered:
             return False
         left = asked - covered - when_words(asked)
-        bar = self.lexical_gate or self.gate
         for e in (Evidence(*hit) for hit in hits):
-            if left and (e.score or 0.0) >= bar and (terms := content_terms(e.text)) & names:
+            if left and self.keeps(e.score) and (terms := content_terms(e.text)) & names:
                 left = {w for w in left if not content_terms(w) <= terms}
         return not left
