@@ -48,6 +48,7 @@ from nams_local.retrieval import (
     DEFAULT_LEXICAL_GATE,
     DEFAULT_RELEVANCE_FLOOR,
     DEFAULT_RELEVANCE_GATE,
+    MemoryHit,
     RetrievalOptions,
     retrieve_memories,
 )
@@ -467,6 +468,7 @@ async def _floor_sweep(
                     value = 1.0
                 recalls[k].append(value)
         empty = 0
+        opened: list[dict[str, Any]] = []
         for q in corpus.negatives:
             s = stored[q.user_id]
             scope = Scope(user_id=q.user_id, conversation_id=s.conversation_id)
@@ -474,12 +476,32 @@ async def _floor_sweep(
                 s.backend, scope, s.conversation_id, q.question, 5, options
             )
             empty += not block
+            if block:
+                opened.append(_false_block(q, block))
         out[key] = {
             "block_recall@5": _mean(recalls[5]),
             "block_recall@10": _mean(recalls[10]),
             "precision_unanswerable": empty / len(corpus.negatives) if corpus.negatives else None,
+            "false_blocks": len(opened),
         }
+        if key == _setting_key(*DEFAULT_SETTING):
+            out[key]["false_block_list"] = opened
     return out
+
+
+def _false_block(q: CorpusQuestion, block: Sequence[MemoryHit]) -> dict[str, Any]:
+    """An unanswerable question that got a block, with what the block showed (source,
+    type, search score, text), so a reader can see what opened it."""
+    hits = [
+        {
+            "source": h.source,
+            "type": h.type,
+            "relevance": None if h.relevance is None else round(h.relevance, 3),
+            "content": h.content[:120],
+        }
+        for h in block
+    ]
+    return {"user": q.user_id, "question": q.question, "block": hits}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -621,6 +643,16 @@ def _render_corpus(summary: dict[str, Any]) -> list[str]:
             f"(target >= {TARGET_PRECISION:.2f}: "
             f"{'met' if v['meets_precision_target'] else 'MISSED'})",
         ]
+        false = summary["floor_sweep"][_setting_key(*DEFAULT_SETTING)]["false_block_list"]
+        if false:
+            lines.append(f"  {len(false)} got a block (its best-scored hit; all in the JSON):")
+        for item in false:
+            scored = [h for h in item["block"] if h["relevance"] is not None]
+            first = max(scored, key=lambda h: h["relevance"]) if scored else item["block"][0]
+            lines.append(
+                f"    {item['user']}: {item['question']!r} <- {first['source']}/"
+                f"{first['type']} {first['relevance']} {first['content'][:60]!r}"
+            )
     lines += [
         "",
         f"  message search recall@10, default mode: {v['message_recall_at_10_default']:.3f} "

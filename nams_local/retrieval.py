@@ -18,9 +18,11 @@ Reproduces provider-behavior §3 (the TypeScript provider 0.3.0) over any
   times out, the turn has no memories (it has already waited the timeout);
 - "nothing relevant" is an answer: when the backend's scores compare across queries
   (``capabilities.relevance_scores``, the local engine), a block opens only when one
-  message or entity hit reaches ``RetrievalOptions.relevance_gate`` (or the lower
-  ``relevance_lexical_gate`` while sharing a question word rare among its hits), or when
-  the user has a graph fact whose relation the question names ("where do I live?" -> LIVES_IN); a
+  message or described entity hit that can be the answer reaches
+  ``RetrievalOptions.relevance_gate`` (or the lower ``relevance_lexical_gate`` while
+  sharing a question word, with the question's owner, rare among its hits), or when the
+  user's graph facts whose relation the question names hold every content word of it
+  ("where do I live?" -> LIVES_IN; not "what is my job title?" -> WORKS_AT); a
   closed one keeps no scored hit and no graph fact. In an open block, message and entity
   hits below ``relevance_floor`` are dropped before merging, and an entity below it is
   not expanded into graph hits (``retrieval_scores`` says why two numbers; a first-person
@@ -56,6 +58,8 @@ from .retrieval_scores import (
     DEFAULT_LEXICAL_GATE,
     DEFAULT_RELEVANCE_FLOOR,
     DEFAULT_RELEVANCE_GATE,
+    OPENING_HITS,
+    Evidence,
     Relevance,
 )
 from .retrieval_terms import fallback_terms, query_tokens
@@ -541,23 +545,21 @@ async def retrieve_memories(
         else:  # fail safe: the search scores decide, as without a reranker
             floor = _relevance(backend, opts)
         cross = [h for h in cross if floor.keeps(h.relevance)]
-    opened = floor.opens(
-        query,
-        [
-            *((m.score, m.content) for m in current),
-            *((e.score, _entity_content(e)) for e in entities),
-            *((h.relevance, h.content) for h in cross),
-        ],
-    )
+    evidence = [
+        *(Evidence(m.score, m.content) for m in current[:OPENING_HITS]),
+        *(Evidence.of_entity(e, _entity_content(e)) for e in entities),
+        *(Evidence(h.relevance, h.content) for h in cross),
+    ]
+    opened = floor.opens(query, evidence)
     if recall is not None:
         user = recall.user if _wants_user(backend, query) else None
     else:
         user = await _user_entity(backend, lookups, query)
     if not opened and user is not None:
-        # A fact of the user's whose relation the question names ("where do I live?" ->
-        # LIVES_IN) is support: it opens the block, and the hits above the floor come too.
+        # Facts of the user's that the question names and that hold all of it ("where do
+        # I live?" -> LIVES_IN) are support: they open the block, with the hits above the floor.
         named = await _graph_hits(backend, lookups, [], query, user, known)
-        opened = any(type_relevance(h.type, query) > 0 for h in named)
+        opened = floor.facts_open(query, [(h.type, h.content) for h in named], evidence)
     if not opened:  # nothing looks like an answer: no scored hit, no graph fact
         current, entities = [], []
         cross = [h for h in cross if h.relevance is None]

@@ -8,9 +8,19 @@ back by word overlap with the question. Rules follow provider-behavior §3.2 exa
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
-__all__ = ["content_terms", "fallback_terms", "overlap", "query_tokens", "title_case"]
+__all__ = [
+    "content_terms",
+    "content_words",
+    "fallback_terms",
+    "others_terms",
+    "overlap",
+    "own_terms",
+    "query_tokens",
+    "title_case",
+]
 
 MIN_WORD_CHARS = 3
 MAX_WORDS = 4
@@ -107,11 +117,49 @@ def _stem(word: str) -> str:
     return word[:_STEM_CHARS]
 
 
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that can carry its topic, as written (lower-cased): stop
+    words dropped, at least 3 letters or numbers."""
+    return {w for w in query_tokens(text) if len(w) >= MIN_WORD_CHARS and w not in STOP_WORDS}
+
+
 def content_terms(text: str) -> set[str]:
-    """The words of ``text`` that can carry its topic: lower-cased, possessives and
-    stop words dropped, at least 3 letters or numbers, suffix-stripped (``_stem``)."""
-    out: set[str] = set()
-    for word in query_tokens(text):
-        if len(word) >= MIN_WORD_CHARS and word not in STOP_WORDS:
-            out.add(_stem(word))
-    return out
+    """``content_words`` of ``text``, suffix-stripped (``_stem``), so that another form of
+    a word counts as the same word."""
+    return {_stem(word) for word in content_words(text)}
+
+
+#: ``X's word``: ``word`` belongs to ``X`` (``[^\W_]`` is a letter or digit in any script).
+_POSSESSED = re.compile(r"([^\W_]+)['’]s\s+([^\W_]+)")
+#: ``my word`` / ``our word``: it belongs to the speaker.
+_SPEAKERS = re.compile(r"\b(?:my|our)\s+([^\W_]+)")
+#: Before these, ``'s`` is "is" or "has" ("it's", "that's"), not a possessive.
+_CONTRACTED_TEXT = (
+    "it that what there here let who he she where how everyone everything nobody something someone"
+)
+_CONTRACTED = frozenset(_CONTRACTED_TEXT.split())
+
+
+def _owned(word: str) -> set[str]:
+    lowered = word.lower()
+    ok = len(lowered) >= MIN_WORD_CHARS and lowered not in STOP_WORDS
+    return {_stem(lowered)} if ok else set()
+
+
+def own_terms(text: str) -> set[str]:
+    """Content stems ``text`` says belong to the speaker: ``birth`` in "When is my
+    birthday?", ``dog`` in "What is my dog's name?"."""
+    return {stem for m in _SPEAKERS.finditer(text.lower()) for stem in _owned(m.group(1))}
+
+
+def others_terms(text: str) -> set[str]:
+    """Content stems ``text`` says belong to someone else and never to the speaker:
+    ``birth`` in "It is Lars's birthday on Monday". A question about *my* birthday
+    shares that word with the hit but not its subject, so it is no lexical support."""
+    found = {
+        stem
+        for m in _POSSESSED.finditer(text)
+        if m.group(1).lower() not in _CONTRACTED
+        for stem in _owned(m.group(2))
+    }
+    return found - own_terms(text)

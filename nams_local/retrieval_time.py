@@ -18,7 +18,9 @@ __all__ = [
     "about_user",
     "asks_about_past",
     "interval",
+    "relation_words",
     "type_relevance",
+    "when_words",
 ]
 
 #: Words of a question about earlier times.
@@ -71,11 +73,38 @@ def about_user(query: str) -> bool:
 _IDIOMS = re.compile(r"\b(?:for|make|makes|making|made|earn|earns|earning) a living\b")
 
 
-def type_relevance(type_: str, query: str) -> int:
-    """How many words of ``query`` point at relationship type ``type_``."""
+def _pointing(type_: str, query: str) -> list[str]:
+    """The words of ``query`` (each time it occurs) that point at relationship ``type_``."""
     key = "_".join(type_.upper().replace("-", " ").split())
     hints = _TYPE_HINTS.get(key, ()) + tuple(
         word.lower() for word in key.split("_") if len(word) > 3
     )
     words = re.findall(r"[a-z]+", _IDIOMS.sub(" ", query.lower()))
-    return sum(1 for word in words if any(word.startswith(h) for h in hints))
+    return [word for word in words if any(word.startswith(h) for h in hints)]
+
+
+def type_relevance(type_: str, query: str) -> int:
+    """How many words of ``query`` point at relationship type ``type_``."""
+    return len(_pointing(type_, query))
+
+
+def relation_words(type_: str, query: str) -> set[str]:
+    """The distinct words of ``query`` (lower-cased) that point at relationship ``type_``:
+    "work" and "company" in "Which company do I work for?" for ``WORKS_AT``, but not
+    "title" in "What is my job title?" (which asks for something a workplace is not)."""
+    return set(_pointing(type_, query))
+
+
+#: Words that say *when* a question is about, not *what* it asks for.
+_WHEN_TEXT = (
+    "still lately recently nowadays these last next this year years month months week weeks "
+    "ago anymore yet ever again"
+)
+_WHEN = frozenset(_WHEN_TEXT.split())
+
+
+def when_words(words: set[str]) -> set[str]:
+    """The words of ``words`` (lower-cased) that only place a question in time ("still",
+    "last year", "before"): they name no relation and no thing, so a fact need not hold
+    them to answer the question."""
+    return {w for w in words if w in _WHEN or PAST_QUESTION.fullmatch(w) is not None}
