@@ -41,7 +41,7 @@ from .rows import (
     token_count,
     when,
 )
-from .search import Ranked, bm25, candidates, matched, rank, text_score
+from .search import Ranked, bm25, bm25_rank, candidates, matched, rank, text_score
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token, terms
 from .vector_lane import QueuedVector
@@ -356,9 +356,10 @@ def bm25_each(
         return {conv.pk: [] for conv, _ in wanted}
     deferred_fts.require_indexed(ctx)
     tokens = " OR ".join(f'"{token}"' for token in by_token)
+    order = bm25_rank("messages_fts")
     rows = ctx.conn.exec_driver_sql(
-        "SELECT rowid, -rank, highlight(messages_fts, 0, char(1), char(2)), scope "
-        "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+        f"SELECT rowid, -{order} AS score, highlight(messages_fts, 0, char(1), char(2)), "
+        "scope FROM messages_fts WHERE messages_fts MATCH ? ORDER BY score DESC LIMIT ?",
         (f"scope : ({tokens}) AND {body}", MAX_SHARED_TEXT_ROWS + 1),
     ).all()
     if len(rows) > MAX_SHARED_TEXT_ROWS:
