@@ -63,6 +63,7 @@ __all__ = [
     "rank_in",
     "search_messages",
     "search_user_messages",
+    "shared_text_hits",
     "steps_of",
     "unindex_messages",
     "user_conversations",
@@ -306,6 +307,17 @@ def rank_in(
     return rank(mode, limit, text_search, vector_search, weight)
 
 
+def shared_text_hits(
+    ctx: Ctx, wanted: Sequence[tuple[Row[Any], int]], query: str, mode: SearchMode
+) -> dict[int, list[tuple[int, float]]] | None:
+    """``rank_each``'s full-text part: one query for several conversations (``bm25_each``),
+    ``None`` when each is to query on its own (one conversation, vector mode, too many
+    rows). Separate so a turn can run it while its query is still being embedded."""
+    if mode == "vector" or len(wanted) < 2:
+        return None
+    return bm25_each(ctx, wanted, query)
+
+
 def rank_each(
     ctx: Ctx,
     wanted: Sequence[tuple[Row[Any], int]],
@@ -313,12 +325,10 @@ def rank_each(
     query_vector: Vector | None,
     mode: SearchMode,
     weight: float,
+    text_hits: dict[int, list[tuple[int, float]]] | None,
 ) -> dict[int, list[Ranked]]:
-    """``rank_in`` for each ``(conversation, limit)``, keyed by conversation pk, with one
-    full-text query for all of them (``bm25_each``) instead of one each."""
-    text_hits: dict[int, list[tuple[int, float]]] | None = None
-    if mode != "vector" and len(wanted) > 1:
-        text_hits = bm25_each(ctx, wanted, query)
+    """``rank_in`` for each ``(conversation, limit)``, keyed by conversation pk; ``text_hits``
+    what ``shared_text_hits`` read for them (``None``: each reads its own)."""
     return {
         conv.pk: rank_in(
             ctx,
@@ -440,7 +450,8 @@ def search_user_messages(
     run_mode = resolve_mode(ctx.vectors is not None, None)
     convs = user_conversations(ctx, user_id, conversation_limit, exclude_conversation_id)
     wanted = [(conv, per_conversation_limit) for conv in convs]
-    ranked = rank_each(ctx, wanted, query, query_vector, run_mode, weight)
+    text_hits = shared_text_hits(ctx, wanted, query, run_mode)
+    ranked = rank_each(ctx, wanted, query, query_vector, run_mode, weight, text_hits)
     messages = materialise(ctx, ranked)
     steps = steps_of(ctx, convs) if include_steps else {conv.pk: [] for conv in convs}
     return groups_of(convs, messages, steps, run_mode)
