@@ -27,7 +27,7 @@ from nams_local.models import (
 
 from . import deferred_fts, prepared
 from . import schema as s
-from .conversation_vectors import search_conversation
+from .conversation_vectors import search_conversation, search_conversations
 from .dbapi import raw_connection
 from .rows import (
     dumps,
@@ -281,10 +281,11 @@ def rank_in(
     mode: SearchMode,
     weight: float,
     text_hits: list[tuple[int, float]] | None = None,
+    vector_hits: list[tuple[int, float]] | None = None,
 ) -> list[Ranked]:
     """The best ``limit`` message pks (with scores) of one conversation; ``text_hits``:
     its BM25 hits already read (``rank_each``), best first, at least ``candidates(limit)``
-    of them or all it has."""
+    of them or all it has; ``vector_hits`` likewise its nearest messages."""
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
@@ -302,6 +303,8 @@ def rank_in(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
+            if vector_hits is not None:
+                return vector_hits[:k]
             return search_conversation(conn, vectors.messages, query_vector, k, part, conv)
 
     return rank(mode, limit, text_search, vector_search, weight)
@@ -328,7 +331,24 @@ def rank_each(
     text_hits: dict[int, list[tuple[int, float]]] | None,
 ) -> dict[int, list[Ranked]]:
     """``rank_in`` for each ``(conversation, limit)``, keyed by conversation pk; ``text_hits``
-    what ``shared_text_hits`` read for them (``None``: each reads its own)."""
+    what ``shared_text_hits`` read for them (``None``: each reads its own). Their vector
+    searches run together (``search_conversations``: two statements for all of them)."""
+    vector_hits: dict[int, list[tuple[int, float]]] | None = None
+    vectors = ctx.vectors
+    if vectors is not None and query_vector is not None and mode != "text" and len(wanted) > 1:
+        vector_hits = search_conversations(
+            ctx.conn,
+            vectors.messages,
+            query_vector,
+            [
+                (
+                    conv,
+                    message_partition(ctx.workspace, conv.user_id),
+                    limit if mode == "vector" else candidates(limit),
+                )
+                for conv, limit in wanted
+            ],
+        )
     return {
         conv.pk: rank_in(
             ctx,
@@ -339,6 +359,7 @@ def rank_each(
             mode,
             weight,
             text_hits=None if text_hits is None else text_hits.get(conv.pk),
+            vector_hits=None if vector_hits is None else vector_hits.get(conv.pk),
         )
         for conv, limit in wanted
     }

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from backends.sqlite import SQLiteBackend, dbapi, prepared
+from backends.sqlite import SQLiteBackend, dbapi, prepared, turns
 from backends.sqlite.search import bm25, bm25_rank
 from backends.sqlite.store import Ctx
 from backends.sqlite.text import match_query, scope_token
 from nams_local import NewMessage
-from nams_local.embeddings import HashingEmbedder
+from nams_local.embeddings import HashingEmbedder, Vector
+from nams_local.turns import TurnRequest
 
 WORDS = ("lima", "python", "chess", "coffee", "berlin", "snowflake", "launch", "rust")
 
@@ -117,3 +118,64 @@ async def test_bm25_scores_are_in_unit_range_best_first(store: SQLiteBackend) ->
     found = await store.store.read(hits, Ctx(store.store, store.workspace))
     assert len(found) == 10
     assert all(0.0 <= score <= 1.0 for _, score in found)
+
+
+async def _conversations(backend: SQLiteBackend, n: int) -> list[str]:
+    ids = []
+    for c in range(n):
+        conv = await backend.create_conversation("alex")
+        await backend.add_messages(
+            conv.id,
+            [
+                NewMessage(role="user", content=f"{WORDS[(c + m) % 8]} plans {c} {m}")
+                for m in range(5)
+            ],
+        )
+        ids.append(conv.id)
+    lane = backend.store.vector_lane
+    assert lane is not None
+    await lane.drained()
+    return ids
+
+
+def _statements(ctx: Ctx, request: TurnRequest, vector: Vector) -> list[str]:
+    """The SQL ``turn_reads`` runs for ``request``, traced on the job's own connection."""
+    seen: list[str] = []
+    raw = dbapi.raw_connection(ctx.conn)
+    raw.set_trace_callback(seen.append)
+    try:
+        turns.turn_reads(
+            ctx, request, turns.ready_vector(vector), turns.ready_vector(None), "hybrid", 0.8
+        )
+    finally:
+        raw.set_trace_callback(None)
+    # Top-level statements only ("-- ..." are the ones FTS5 and sqlite-vec run inside).
+    return [s for s in seen if not s.startswith("--") and s.split()[0] not in ("BEGIN", "COMMIT")]
+
+
+async def test_a_turns_statements_do_not_grow_with_the_conversations_searched(
+    store: SQLiteBackend,
+) -> None:
+    """Each other conversation searched cost two or three statements of its own (where its
+    vectors are, their chunks); now all of them share one of each."""
+    convs = await _conversations(store, 7)
+    vector = HashingEmbedder().embed_query("lima plans")
+
+    def request(others: int) -> TurnRequest:
+        return TurnRequest(
+            conversation_id=convs[0],
+            user_id="alex",
+            query="lima plans",
+            message_limit=6,
+            entity_limit=5,
+            conversation_limit=others,
+            per_conversation_limit=3,
+        )
+
+    def both(ctx: Ctx) -> tuple[list[str], list[str]]:
+        _statements(ctx, request(6), vector)  # once-per-process reads (layout, snapshot)
+        return _statements(ctx, request(1), vector), _statements(ctx, request(6), vector)
+
+    one, six = await store.store.read(both, Ctx(store.store, store.workspace))
+    assert len(six) == len(one), (one, six)
+    assert len(six) <= 12, six
