@@ -23,9 +23,9 @@ from backends.sqlite.vector_lane import conversation_key
 from nams_local import NewMessage
 from nams_local.embeddings import HashingEmbedder, Matrix
 from nams_local.errors import BackendUnavailableError
-from nams_local.turns import TurnRequest
 
-USER = "alex"
+from .turn_requests import USER, full_request
+
 GATED = "gated"
 DEADLINE = 10.0
 
@@ -66,19 +66,6 @@ async def gated(tmp_path: Path) -> AsyncIterator[tuple[SQLiteBackend, GateEmbedd
             embedder.gate.set()  # never leave the model thread held
 
 
-def _request(conversation_id: str, query: str) -> TurnRequest:
-    return TurnRequest(
-        conversation_id=conversation_id,
-        user_id=USER,
-        query=query,
-        message_limit=6,
-        entity_limit=5,
-        conversation_limit=3,
-        per_conversation_limit=3,
-        user_entity=True,
-    )
-
-
 async def _until(condition: threading.Event) -> None:
     assert await asyncio.to_thread(condition.wait, DEADLINE)
 
@@ -87,9 +74,9 @@ async def test_the_reader_job_starts_while_the_model_runs(
     gated: tuple[SQLiteBackend, GateEmbedder, str],
 ) -> None:
     backend, embedder, conv = gated
-    await backend.recall_turn(_request(conv, "lima warm-up"))  # snapshots and "me" cached
+    await backend.recall_turn(full_request(conv, "lima warm-up"))  # snapshots and "me" cached
     reads, units = backend.store.reads, backend.store.writer.units
-    turn = asyncio.ensure_future(backend.recall_turn(_request(conv, f"{GATED} lima")))
+    turn = asyncio.ensure_future(backend.recall_turn(full_request(conv, f"{GATED} lima")))
     await _until(embedder.waiting)
     deadline = asyncio.get_running_loop().time() + DEADLINE
     while backend.store.reads == reads:  # submitted with the model still held
@@ -111,13 +98,13 @@ async def test_the_same_hits_as_with_the_vector_first(
 ) -> None:
     backend, embedder, conv = gated
     embedder.gate.set()
-    overlapped = await backend.recall_turn(_request(conv, "where is lima"))
+    overlapped = await backend.recall_turn(full_request(conv, "where is lima"))
     vector = await asyncio.to_thread(embedder.embed_query, "where is lima")
     mine = await asyncio.to_thread(embedder.embed_query, turns.USER_QUERY)
     first = await backend.store.read(
         turns.turn_reads,
         _ctx(backend),
-        _request(conv, "where is lima"),
+        full_request(conv, "where is lima"),
         turns.ready_vector(vector),
         turns.ready_vector(mine),
         "hybrid",
@@ -135,9 +122,9 @@ async def test_a_stuck_model_fails_the_turn_within_the_bound(
     backend, embedder, conv = gated
     monkeypatch.setattr(turns, "QUERY_WAIT_SECONDS", 0.2)
     with pytest.raises(BackendUnavailableError, match="query embedding"):
-        await asyncio.wait_for(backend.recall_turn(_request(conv, f"{GATED} stuck")), DEADLINE)
+        await asyncio.wait_for(backend.recall_turn(full_request(conv, f"{GATED} stuck")), DEADLINE)
     embedder.gate.set()
-    recall = await backend.recall_turn(_request(conv, "lima again"))  # the store still serves
+    recall = await backend.recall_turn(full_request(conv, "lima again"))  # the store still serves
     assert recall.messages
 
 
@@ -158,7 +145,7 @@ async def test_queued_message_vectors_are_embedded_before_the_transaction(
 
     monkeypatch.setattr(turns, "turn_reads", spy)
     await backend.add_messages(conv, [NewMessage(role="user", content=f"{GATED} Cusco in May")])
-    turn = asyncio.ensure_future(backend.recall_turn(_request(conv, "Cusco in May")))
+    turn = asyncio.ensure_future(backend.recall_turn(full_request(conv, "Cusco in May")))
     await _until(embedder.waiting)  # the message's vector is held
     embedder.gate.set()
     recall = await asyncio.wait_for(turn, DEADLINE)
