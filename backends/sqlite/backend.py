@@ -565,14 +565,10 @@ class SQLiteBackend(MemoryBackend):
             check_limit(request.per_conversation_limit, name="per_conversation_limit")
         await self._pipeline.settled()
         mode = self._search_mode(None)
-        vector = await self._embed_query(request.query, mode)
-        user_vector = (
-            await self._embed_query(turns.USER_QUERY, mode) if request.user_entity else None
-        )
         keys = [conversation_key(request.conversation_id)]
         if cross:
             keys.append(partition_key(message_partition(self.workspace, request.user_id)))
-        await self._vectors_settled(mode, *keys)
+        vector, user_vector = await self._turn_vectors(request, mode, keys)
         weight = self.hybrid_weight
         both = await self._read_unit(turns.turn_reads, request, vector, user_vector, mode, weight)
         read, found = both.messages, both.entities
@@ -584,6 +580,33 @@ class SQLiteBackend(MemoryBackend):
             user=found.user,
             details=found.details,
         )
+
+    async def _turn_vectors(
+        self, request: TurnRequest, mode: SearchMode, keys: list[str]
+    ) -> tuple[turns.VectorSource, turns.VectorSource]:
+        """The turn's query vectors for its reader job (``turns.py``): still being computed
+        when they can be (the model embeds while the job runs its text SQL), computed
+        first when the scope has message vectors queued (the job's read transaction must
+        start after they are written) or the embedder does not batch queries."""
+        vectors = self._store.vectors
+        lane = self._store.vector_lane
+        if (
+            vectors is not None
+            and mode != "text"
+            and vectors.embedder.batches_queries
+            and not (lane is not None and lane.has_pending(keys))
+        ):
+            query = turns.pending_vector(vectors.embedder.query(request.query))
+            mine = turns.ready_vector(None)
+            if request.user_entity:
+                mine = turns.pending_vector(vectors.embedder.query(turns.USER_QUERY))
+            return query, mine
+        vector = await self._embed_query(request.query, mode)
+        user_vector = (
+            await self._embed_query(turns.USER_QUERY, mode) if request.user_entity else None
+        )
+        await self._vectors_settled(mode, *keys)
+        return turns.ready_vector(vector), turns.ready_vector(user_vector)
 
     async def wait_for_extraction(self, conversation_id: str | None = None) -> None:
         """Return once queued extraction and summaries of ``conversation_id`` (default:

@@ -19,16 +19,23 @@ Scores are the same cosine similarities either way (a zero vector scores 0, as t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import Connection, Row
 
+from .dbapi import raw_connection
 from .passages import MAX_PASSAGES, STRIDE
 from .vectors import VectorIndex
 
-__all__ = ["MAX_EXACT_MESSAGES", "exact_scan_available", "search_conversation"]
+__all__ = [
+    "MAX_EXACT_MESSAGES",
+    "exact_scan_available",
+    "search_conversation",
+    "search_conversations",
+]
 
 #: Longer conversations are searched by KNN (their exact scan would read more than it saves).
 MAX_EXACT_MESSAGES = 2000
@@ -50,43 +57,77 @@ def search_conversation(
 ) -> list[tuple[int, float]]:
     """The ``k`` messages of ``conversation`` (its row) whose whole text or a passage is
     most similar to ``vector``, as ``(pk, cosine similarity)``, most similar first."""
-    if (
-        index.kind != "sqlite-vec"
-        or int(conversation.message_count or 0) > MAX_EXACT_MESSAGES
-        or not exact_scan_available(conn, index.table)
-    ):
-        return index.search(conn, vector, k, part, conversation.id)
+    return search_conversations(conn, index, vector, [(conversation, part, k)])[
+        int(conversation.pk)
+    ]
+
+
+def search_conversations(
+    conn: Connection,
+    index: VectorIndex,
+    vector: NDArray[np.float32],
+    wanted: Sequence[tuple[Row[Any], str, int]],
+) -> dict[int, list[tuple[int, float]]]:
+    """``search_conversation`` for each ``(conversation row, partition, k)``, keyed by
+    conversation pk: the exact scans of all of them in two statements (where the rows
+    are, then their chunks), not two or three per conversation, which is what a turn's
+    current and cross-session conversations cost before."""
+    out: dict[int, list[tuple[int, float]]] = {}
+    exact: dict[int, int] = {}
+    for conversation, part, k in wanted:
+        if (
+            index.kind != "sqlite-vec"
+            or int(conversation.message_count or 0) > MAX_EXACT_MESSAGES
+            or not exact_scan_available(conn, index.table)
+        ):
+            out[int(conversation.pk)] = index.search(conn, vector, k, part, conversation.id)
+        else:
+            exact[int(conversation.pk)] = k
+    if not exact:
+        return out
+    raw = raw_connection(conn)
     table = index.table
-    located = conn.exec_driver_sql(
-        f"WITH p AS ({_OFFSETS}) SELECT r.rowid, r.chunk_id, r.chunk_offset "
-        f'FROM messages AS m JOIN p JOIN "{table}_rowids" AS r ON r.rowid = m.pk + p.off '
-        "WHERE m.conversation_pk = ?",
-        (int(conversation.pk),),
-    ).all()
-    if not located:
-        return []
-    chunk_ids = sorted({int(row[1]) for row in located})
-    marks = ", ".join("?" * len(chunk_ids))
-    chunks = {
-        int(chunk_id): np.frombuffer(blob, dtype=np.float32)
-        for chunk_id, blob in conn.exec_driver_sql(
-            f'SELECT rowid, vectors FROM "{table}_vector_chunks00" WHERE rowid IN ({marks})',
-            tuple(chunk_ids),
-        ).all()
-    }
+    marks = ", ".join("?" * len(exact))
+    located = raw.execute(
+        f"WITH p AS ({_OFFSETS}) SELECT m.conversation_pk, r.rowid, r.chunk_id, "
+        f'r.chunk_offset FROM messages AS m JOIN p JOIN "{table}_rowids" AS r '
+        f"ON r.rowid = m.pk + p.off WHERE m.conversation_pk IN ({marks})",
+        tuple(exact),
+    ).fetchall()
+    chunk_ids = sorted({int(row[2]) for row in located})
+    chunks: dict[int, NDArray[np.float32]] = {}
+    if chunk_ids:
+        marks = ", ".join("?" * len(chunk_ids))
+        chunks = {
+            int(chunk_id): np.frombuffer(blob, dtype=np.float32)
+            for chunk_id, blob in raw.execute(
+                f'SELECT rowid, vectors FROM "{table}_vector_chunks00" WHERE rowid IN ({marks})',
+                tuple(chunk_ids),
+            ).fetchall()
+        }
     dim = int(vector.shape[0])
-    keys: list[int] = []
-    rows: list[NDArray[np.float32]] = []
-    for rowid, chunk_id, offset in located:
+    keys: dict[int, list[int]] = {pk: [] for pk in exact}
+    rows: dict[int, list[NDArray[np.float32]]] = {pk: [] for pk in exact}
+    for conv_pk, rowid, chunk_id, offset in located:
         chunk = chunks.get(int(chunk_id))
         at = int(offset) * dim
         if chunk is None or at + dim > chunk.shape[0]:
             continue
-        keys.append(int(rowid) % STRIDE)
-        rows.append(chunk[at : at + dim])
+        keys[int(conv_pk)].append(int(rowid) % STRIDE)
+        rows[int(conv_pk)].append(chunk[at : at + dim])
+    query = np.ascontiguousarray(vector, dtype=np.float32)
+    for conv_pk, k in exact.items():
+        out[conv_pk] = _best(keys[conv_pk], rows[conv_pk], query, k)
+    return out
+
+
+def _best(
+    keys: list[int], rows: list[NDArray[np.float32]], vector: NDArray[np.float32], k: int
+) -> list[tuple[int, float]]:
+    """The ``k`` best messages by their best row (whole text or passage)."""
     if not rows:
         return []
-    sims = _cosine(np.stack(rows), np.ascontiguousarray(vector, dtype=np.float32))
+    sims = _cosine(np.stack(rows), vector)
     best: dict[int, float] = {}
     for pk, similarity in zip(keys, sims.tolist(), strict=True):
         if similarity > best.get(pk, -2.0):

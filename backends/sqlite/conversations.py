@@ -27,7 +27,7 @@ from nams_local.models import (
 
 from . import deferred_fts, prepared
 from . import schema as s
-from .conversation_vectors import search_conversation
+from .conversation_vectors import search_conversation, search_conversations
 from .dbapi import raw_connection
 from .rows import (
     dumps,
@@ -41,7 +41,7 @@ from .rows import (
     token_count,
     when,
 )
-from .search import Ranked, bm25, candidates, matched, rank, text_score
+from .search import Ranked, bm25, bm25_rank, candidates, matched, rank, text_score
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token, terms
 from .vector_lane import QueuedVector
@@ -63,6 +63,7 @@ __all__ = [
     "rank_in",
     "search_messages",
     "search_user_messages",
+    "shared_text_hits",
     "steps_of",
     "unindex_messages",
     "user_conversations",
@@ -280,10 +281,11 @@ def rank_in(
     mode: SearchMode,
     weight: float,
     text_hits: list[tuple[int, float]] | None = None,
+    vector_hits: list[tuple[int, float]] | None = None,
 ) -> list[Ranked]:
     """The best ``limit`` message pks (with scores) of one conversation; ``text_hits``:
     its BM25 hits already read (``rank_each``), best first, at least ``candidates(limit)``
-    of them or all it has."""
+    of them or all it has; ``vector_hits`` likewise its nearest messages."""
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
@@ -301,9 +303,22 @@ def rank_in(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
+            if vector_hits is not None:
+                return vector_hits[:k]
             return search_conversation(conn, vectors.messages, query_vector, k, part, conv)
 
     return rank(mode, limit, text_search, vector_search, weight)
+
+
+def shared_text_hits(
+    ctx: Ctx, wanted: Sequence[tuple[Row[Any], int]], query: str, mode: SearchMode
+) -> dict[int, list[tuple[int, float]]] | None:
+    """``rank_each``'s full-text part: one query for several conversations (``bm25_each``),
+    ``None`` when each is to query on its own (one conversation, vector mode, too many
+    rows). Separate so a turn can run it while its query is still being embedded."""
+    if mode == "vector" or len(wanted) < 2:
+        return None
+    return bm25_each(ctx, wanted, query)
 
 
 def rank_each(
@@ -313,12 +328,27 @@ def rank_each(
     query_vector: Vector | None,
     mode: SearchMode,
     weight: float,
+    text_hits: dict[int, list[tuple[int, float]]] | None,
 ) -> dict[int, list[Ranked]]:
-    """``rank_in`` for each ``(conversation, limit)``, keyed by conversation pk, with one
-    full-text query for all of them (``bm25_each``) instead of one each."""
-    text_hits: dict[int, list[tuple[int, float]]] | None = None
-    if mode != "vector" and len(wanted) > 1:
-        text_hits = bm25_each(ctx, wanted, query)
+    """``rank_in`` for each ``(conversation, limit)``, keyed by conversation pk; ``text_hits``
+    what ``shared_text_hits`` read for them (``None``: each reads its own). Their vector
+    searches run together (``search_conversations``: two statements for all of them)."""
+    vector_hits: dict[int, list[tuple[int, float]]] | None = None
+    vectors = ctx.vectors
+    if vectors is not None and query_vector is not None and mode != "text" and len(wanted) > 1:
+        vector_hits = search_conversations(
+            ctx.conn,
+            vectors.messages,
+            query_vector,
+            [
+                (
+                    conv,
+                    message_partition(ctx.workspace, conv.user_id),
+                    limit if mode == "vector" else candidates(limit),
+                )
+                for conv, limit in wanted
+            ],
+        )
     return {
         conv.pk: rank_in(
             ctx,
@@ -329,6 +359,7 @@ def rank_each(
             mode,
             weight,
             text_hits=None if text_hits is None else text_hits.get(conv.pk),
+            vector_hits=None if vector_hits is None else vector_hits.get(conv.pk),
         )
         for conv, limit in wanted
     }
@@ -356,9 +387,10 @@ def bm25_each(
         return {conv.pk: [] for conv, _ in wanted}
     deferred_fts.require_indexed(ctx)
     tokens = " OR ".join(f'"{token}"' for token in by_token)
+    order = bm25_rank("messages_fts")
     rows = ctx.conn.exec_driver_sql(
-        "SELECT rowid, -rank, highlight(messages_fts, 0, char(1), char(2)), scope "
-        "FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+        f"SELECT rowid, -{order} AS score, highlight(messages_fts, 0, char(1), char(2)), "
+        "scope FROM messages_fts WHERE messages_fts MATCH ? ORDER BY score DESC LIMIT ?",
         (f"scope : ({tokens}) AND {body}", MAX_SHARED_TEXT_ROWS + 1),
     ).all()
     if len(rows) > MAX_SHARED_TEXT_ROWS:
@@ -439,7 +471,8 @@ def search_user_messages(
     run_mode = resolve_mode(ctx.vectors is not None, None)
     convs = user_conversations(ctx, user_id, conversation_limit, exclude_conversation_id)
     wanted = [(conv, per_conversation_limit) for conv in convs]
-    ranked = rank_each(ctx, wanted, query, query_vector, run_mode, weight)
+    text_hits = shared_text_hits(ctx, wanted, query, run_mode)
+    ranked = rank_each(ctx, wanted, query, query_vector, run_mode, weight, text_hits)
     messages = materialise(ctx, ranked)
     steps = steps_of(ctx, convs) if include_steps else {conv.pk: [] for conv in convs}
     return groups_of(convs, messages, steps, run_mode)

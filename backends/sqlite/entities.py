@@ -51,6 +51,7 @@ __all__ = [
     "details_of",
     "entity_feedback",
     "entity_row",
+    "entity_text_hits",
     "find_entity",
     "get_entity",
     "get_entity_by_name",
@@ -340,6 +341,17 @@ def search_entities(
     )
 
 
+def entity_text_hits(ctx: Ctx, query: str, type_: str | None, k: int) -> list[tuple[int, float]]:
+    """The workspace's best ``k`` entities (of ``type_``) by BM25, as ``(pk, text score)``:
+    ``ranked_entities``' full-text part, separate so a turn can run it while its query is
+    still being embedded."""
+    scopes = [scope_token("w", ctx.workspace)]
+    if type_:
+        scopes.append(scope_token("t", type_.strip().casefold()))
+    match = match_query(query, *scopes)
+    return bm25(ctx.conn, "entities_fts", match, k, len(terms(query)))
+
+
 def ranked_entities(
     ctx: Ctx,
     query: str,
@@ -348,18 +360,18 @@ def ranked_entities(
     limit: int,
     mode: SearchMode,
     weight: float,
+    text_hits: list[tuple[int, float]] | None = None,
 ) -> list[tuple[Row[Any], float]]:
     """``search_entities``' hits as ``(entity row, score)``, best first (the rows, so a
-    caller can read more about them in the same transaction)."""
+    caller can read more about them in the same transaction); ``text_hits``: what
+    ``entity_text_hits`` read for ``candidates(limit)``, when already read."""
     conn = ctx.conn
-    scopes = [scope_token("w", ctx.workspace)]
-    if type_:
-        scopes.append(scope_token("t", type_.strip().casefold()))
-    match = match_query(query, *scopes)
     vectors = ctx.vectors
 
     def text_search(k: int) -> list[tuple[int, float]]:
-        return bm25(conn, "entities_fts", match, k, len(terms(query)))
+        if text_hits is not None:
+            return text_hits[:k]
+        return entity_text_hits(ctx, query, type_, k)
 
     vector_search = None
     if vectors is not None and query_vector is not None:

@@ -27,6 +27,7 @@ from . import dbapi
 from . import schema as s
 
 __all__ = [
+    "ENTITIES_BY_PKS",
     "conversations_of_user",
     "conversations_of_workspace",
     "current_entities_by_pks",
@@ -129,9 +130,13 @@ def relationship_by_id(conn: Connection, rel_id: str) -> Any | None:
     return dbapi.fetch_one(conn, _RELATIONSHIP, (rel_id,))
 
 
-_ENTITIES_BY_PKS = (
+#: ``+workspace``: without the unary plus SQLite's planner (no ANALYZE statistics) reads
+#: the workspace's whole partial index ``ux_entities_ws_resolve_key`` (workspace = ?,
+#: merged_into_pk IS NULL) instead of the few rowids: 1.7 ms at 10k entities for 5 rows,
+#: growing with the workspace; by rowid it is a few microseconds.
+ENTITIES_BY_PKS = (
     f"SELECT {_columns(s.entities)} FROM entities WHERE pk IN ({{marks}}) "
-    "AND workspace = ? AND merged_into_pk IS NULL"
+    "AND +workspace = ? AND merged_into_pk IS NULL"
 )
 
 
@@ -140,7 +145,7 @@ def current_entities_by_pks(conn: Connection, pks: Sequence[int], workspace: str
     reads them, ``pks`` bounded by its limit)."""
     if not pks:
         return []
-    sql = _ENTITIES_BY_PKS.format(marks=", ".join("?" * len(pks)))
+    sql = ENTITIES_BY_PKS.format(marks=", ".join("?" * len(pks)))
     return dbapi.fetch_all(conn, sql, (*(int(pk) for pk in pks), workspace))
 
 

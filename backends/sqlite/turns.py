@@ -9,13 +9,24 @@ user's own entity and the relationships of all of them, which graph expansion ne
 Entity vector search runs on the reader against the snapshot the writer published
 (``entity_snapshots.py``), so a turn never waits behind the writer (the previous turn's
 extraction, another tenant's bulk write).
+
+The query vector arrives as a ``VectorSource``: the turn's SQL that needs no vector (the
+conversation and the user's other conversations, their steps, the full-text hits of
+messages and entities) runs first, while the model is still embedding the query on its
+own thread (``SQLiteBackend.recall_turn`` starts it and submits this job at once), and
+only then does the job wait for the vector. A turn costs the longer of the two, not their
+sum: on the 100k ``turn`` store the text SQL is ~3-4 ms of CPU and the model ~3-5 ms.
+The wait is bounded (``QUERY_WAIT_SECONDS``) because it holds a reader thread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
-from nams_local.errors import NotFoundError
+from nams_local.errors import BackendUnavailableError, NotFoundError
 from nams_local.models import (
     ConversationSearchHits,
     Entity,
@@ -27,23 +38,64 @@ from nams_local.models import (
 from nams_local.turns import TurnRequest
 
 from . import schema as s
-from .conversations import groups_of, materialise, rank_each, steps_of, user_conversations
-from .entities import details_of, ranked_entities
+from .conversations import (
+    groups_of,
+    materialise,
+    rank_each,
+    shared_text_hits,
+    steps_of,
+    user_conversations,
+)
+from .entities import details_of, entity_text_hits, ranked_entities
 from .rows import to_entity
+from .search import candidates
 from .store import Ctx
 from .vectors import Vector
 
 __all__ = [
+    "QUERY_WAIT_SECONDS",
     "TurnEntities",
     "TurnMessages",
     "TurnReads",
-    "turn_entities",
-    "turn_messages",
+    "VectorSource",
+    "pending_vector",
+    "ready_vector",
     "turn_reads",
 ]
 
 #: The user's own entity, as ``retrieval`` asks for it source by source.
 USER_QUERY, USER_TYPE = "me", "person"
+
+#: How long a turn's reader job waits for its query vector at most. The model runs one
+#: batch of queries at a time (milliseconds); this bound only matters when it is stuck,
+#: and then the turn fails (retrieval logs it and the model call goes on without memory)
+#: rather than holding a reader thread.
+QUERY_WAIT_SECONDS = 10.0
+
+#: A query vector the reader job asks for once its vector-free SQL has run (``None``: the
+#: turn searches text only).
+VectorSource = Callable[[], Vector | None]
+
+
+def ready_vector(vector: Vector | None) -> VectorSource:
+    """A vector already computed (or none)."""
+    return lambda: vector
+
+
+def pending_vector(future: Future[Vector]) -> VectorSource:
+    """The vector the model is computing: waited for (bounded) when the job needs it; a
+    copy, as the cached vector is shared."""
+
+    def wait() -> Vector:
+        try:
+            vector: Vector = future.result(timeout=QUERY_WAIT_SECONDS)
+        except FutureTimeout:
+            raise BackendUnavailableError(
+                f"the query embedding took more than {QUERY_WAIT_SECONDS:g} s"
+            ) from None
+        return vector.copy()
+
+    return wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,27 +121,13 @@ class TurnReads:
 def turn_reads(
     ctx: Ctx,
     request: TurnRequest,
-    query_vector: Vector | None,
-    user_vector: Vector | None,
+    query_vector: VectorSource,
+    user_vector: VectorSource,
     mode: SearchMode,
     weight: float,
 ) -> TurnReads:
-    """Everything the turn reads, in one transaction (one consistent view of the file)."""
-    return TurnReads(
-        messages=turn_messages(ctx, request, query_vector, mode, weight),
-        entities=turn_entities(ctx, request, query_vector, user_vector, mode, weight),
-    )
-
-
-def turn_messages(
-    ctx: Ctx,
-    request: TurnRequest,
-    query_vector: Vector | None,
-    mode: SearchMode,
-    weight: float,
-) -> TurnMessages:
-    """The current conversation's hits and steps, and the cross-session groups: what
-    ``search_messages``, ``list_steps`` and ``search_user_messages`` return, read once."""
+    """Everything the turn reads, in one transaction (one consistent view of the file):
+    first what needs no query vector, then, with the vector, the rest."""
     conv = ctx.find(s.conversations, request.conversation_id)
     if conv is None:
         raise NotFoundError(f"conversation {request.conversation_id!r} not found")
@@ -101,38 +139,44 @@ def turn_messages(
     )
     wanted = [(conv, request.message_limit)]
     wanted += [(other, request.per_conversation_limit) for other in others]
-    ranked = rank_each(ctx, wanted, query, query_vector, mode, weight)
-    messages = materialise(ctx, ranked)
+    # Vector-free: runs while the model embeds the query.
+    message_text = shared_text_hits(ctx, wanted, query, mode)
     steps = steps_of(ctx, [conv, *others])
-    return TurnMessages(
-        messages=messages[conv.pk],
-        steps=steps[conv.pk],
-        cross_session=groups_of(others, messages, steps, mode),
+    text = mode != "vector"
+    entity_text = (
+        entity_text_hits(ctx, query, None, candidates(request.entity_limit)) if text else None
     )
-
-
-def turn_entities(
-    ctx: Ctx,
-    request: TurnRequest,
-    query_vector: Vector | None,
-    user_vector: Vector | None,
-    mode: SearchMode,
-    weight: float,
-) -> TurnEntities:
-    """The long-term hits and (when asked) the user's entity, each with its relationships."""
+    user_text = (
+        entity_text_hits(ctx, USER_QUERY, USER_TYPE, candidates(1))
+        if text and request.user_entity
+        else None
+    )
+    # With the vector.
+    vector = query_vector()
+    ranked = rank_each(ctx, wanted, query, vector, mode, weight, message_text)
+    messages = materialise(ctx, ranked)
     found = ranked_entities(
-        ctx, request.query, query_vector, None, request.entity_limit, mode, weight
+        ctx, query, vector, None, request.entity_limit, mode, weight, entity_text
     )
     rows = [row for row, _ in found]
     user: Entity | None = None
     if request.user_entity:
-        mine = ranked_entities(ctx, USER_QUERY, user_vector, USER_TYPE, 1, mode, weight)
+        mine = ranked_entities(
+            ctx, USER_QUERY, user_vector(), USER_TYPE, 1, mode, weight, user_text
+        )
         if mine:
             row, score = mine[0]
             user = to_entity(row, score)
             rows.append(row)
-    return TurnEntities(
-        entities=[to_entity(row, score) for row, score in found],
-        user=user,
-        details=details_of(ctx, rows),
+    return TurnReads(
+        messages=TurnMessages(
+            messages=messages[conv.pk],
+            steps=steps[conv.pk],
+            cross_session=groups_of(others, messages, steps, mode),
+        ),
+        entities=TurnEntities(
+            entities=[to_entity(row, score) for row, score in found],
+            user=user,
+            details=details_of(ctx, rows),
+        ),
     )

@@ -20,9 +20,8 @@ from backends.sqlite.entity_snapshots import SnapshotIndex
 from backends.sqlite.vectors import CachedIndex, NumpyIndex
 from nams_local import NewMessage
 from nams_local.embeddings import HashingEmbedder
-from nams_local.turns import TurnRequest
 
-USER = "alex"
+from .turn_requests import USER, full_request
 
 
 def _open(path: Path) -> SQLiteBackend:
@@ -49,19 +48,6 @@ async def _conversation(backend: SQLiteBackend) -> str:
     return current.id
 
 
-def _request(conversation_id: str, query: str) -> TurnRequest:
-    return TurnRequest(
-        conversation_id=conversation_id,
-        user_id=USER,
-        query=query,
-        message_limit=6,
-        entity_limit=5,
-        conversation_limit=3,
-        per_conversation_limit=3,
-        user_entity=True,
-    )
-
-
 def _entities(backend: SQLiteBackend) -> SnapshotIndex:
     vectors = backend.store.vectors
     assert vectors is not None
@@ -70,10 +56,10 @@ def _entities(backend: SQLiteBackend) -> SnapshotIndex:
 
 async def test_a_turn_is_one_reader_job_and_no_writer_job(store: SQLiteBackend) -> None:
     conv = await _conversation(store)
-    await store.recall_turn(_request(conv, "where do I live?"))  # warm: the snapshot loads
+    await store.recall_turn(full_request(conv, "where do I live?"))  # warm: the snapshot loads
     writer = store.store.writer
     units, reads = writer.units, store.store.reads
-    recall = await store.recall_turn(_request(conv, "which city is Lima in?"))
+    recall = await store.recall_turn(full_request(conv, "which city is Lima in?"))
     assert store.store.reads - reads == 1
     assert writer.units - units == 0
     assert [e.name for e in recall.entities][:1] == ["Lima"]
@@ -85,12 +71,12 @@ async def test_an_entity_added_here_is_published_by_the_writer_not_reloaded(
     store: SQLiteBackend,
 ) -> None:
     conv = await _conversation(store)
-    await store.recall_turn(_request(conv, "where do I live?"))
+    await store.recall_turn(full_request(conv, "where do I live?"))
     loads = _entities(store).reader_loads
     await store.add_entity("Quokka Island", "place", "where the quokkas are")
     found = await store.search_entities("Quokka Island", limit=3, mode="vector")
     assert [e.name for e in found.items][:1] == ["Quokka Island"]
-    recall = await store.recall_turn(_request(conv, "Quokka Island"))
+    recall = await store.recall_turn(full_request(conv, "Quokka Island"))
     assert "Quokka Island" in [e.name for e in recall.entities]
     assert _entities(store).reader_loads == loads
 
@@ -99,13 +85,13 @@ async def test_an_entity_another_store_adds_is_found_on_the_next_turn(tmp_path: 
     path = tmp_path / "shared.db"
     async with _open(path) as here, _open(path) as there:
         conv = await _conversation(here)
-        await here.recall_turn(_request(conv, "where do I live?"))  # snapshot published
+        await here.recall_turn(full_request(conv, "where do I live?"))  # snapshot published
         before = await here.search_entities("Quokka Island", limit=5, mode="vector")
         assert "Quokka Island" not in [e.name for e in before.items]
         added = await there.add_entity("Quokka Island", "place", "where the quokkas are")
         found = await here.search_entities("Quokka Island", limit=3, mode="vector")
         assert [e.id for e in found.items][:1] == [added.id]
-        recall = await here.recall_turn(_request(conv, "Quokka Island"))
+        recall = await here.recall_turn(full_request(conv, "Quokka Island"))
         assert added.id in [e.id for e in recall.entities]
         await there.delete_entity(added.id)
         gone = await here.search_entities("Quokka Island", limit=5, mode="vector")

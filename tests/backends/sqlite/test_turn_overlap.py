@@ -1,0 +1,157 @@
+"""A turn's SQL that needs no vector runs while the model embeds the query.
+
+``recall_turn`` submits its one reader job as soon as it starts the query embedding; the
+job reads the conversations, steps and full-text hits first and waits (bounded) for the
+vector only for the vector searches. These tests hold the model on a gate, so "the job
+started before the vector existed" is observed, not inferred from timings; a scope with
+message vectors still queued keeps the old order (vectors first, then the transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backends.sqlite import SQLiteBackend, turns
+from backends.sqlite.store import Ctx
+from backends.sqlite.vector_lane import conversation_key
+from nams_local import NewMessage
+from nams_local.embeddings import HashingEmbedder, Matrix
+from nams_local.errors import BackendUnavailableError
+
+from .turn_requests import USER, full_request
+
+GATED = "gated"
+DEADLINE = 10.0
+
+
+class GateEmbedder(HashingEmbedder):
+    """The hashing model, held for any text containing ``GATED`` until ``gate`` opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.waiting = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if any(GATED in text for text in texts):
+            self.waiting.set()
+            assert self.gate.wait(DEADLINE), "the test never opened the gate"
+        return super().embed(texts)
+
+
+@pytest.fixture
+async def gated(tmp_path: Path) -> AsyncIterator[tuple[SQLiteBackend, GateEmbedder, str]]:
+    embedder = GateEmbedder()
+    async with SQLiteBackend(tmp_path / "t.db", embedder=embedder, extraction="off") as backend:
+        older = await backend.create_conversation(USER)
+        await backend.add_messages(older.id, [NewMessage(role="user", content="I moved to Lima.")])
+        current = await backend.create_conversation(USER)
+        await backend.add_messages(
+            current.id, [NewMessage(role="user", content="Lima sits between hills.")]
+        )
+        await backend.add_entity("Lima", "place", "a city in Peru")
+        await backend.add_entity("Alex", "person", "the user (me)")
+        lane = backend.store.vector_lane
+        assert lane is not None
+        await lane.drained()
+        try:
+            yield backend, embedder, current.id
+        finally:
+            embedder.gate.set()  # never leave the model thread held
+
+
+async def _until(condition: threading.Event) -> None:
+    assert await asyncio.to_thread(condition.wait, DEADLINE)
+
+
+async def test_the_reader_job_starts_while_the_model_runs(
+    gated: tuple[SQLiteBackend, GateEmbedder, str],
+) -> None:
+    backend, embedder, conv = gated
+    await backend.recall_turn(full_request(conv, "lima warm-up"))  # snapshots and "me" cached
+    reads, units = backend.store.reads, backend.store.writer.units
+    turn = asyncio.ensure_future(backend.recall_turn(full_request(conv, f"{GATED} lima")))
+    await _until(embedder.waiting)
+    deadline = asyncio.get_running_loop().time() + DEADLINE
+    while backend.store.reads == reads:  # submitted with the model still held
+        assert asyncio.get_running_loop().time() < deadline, "no reader job while embedding"
+        await asyncio.sleep(0.005)
+    assert not turn.done()  # and it waits for the vector before its vector searches
+    embedder.gate.set()
+    recall = await asyncio.wait_for(turn, DEADLINE)
+    assert backend.store.reads - reads == 1
+    assert backend.store.writer.units - units == 0
+    assert [m.content for m in recall.messages][:1] == ["Lima sits between hills."]
+    assert [e.name for e in recall.entities][:1] == ["Lima"]
+    assert recall.user is not None and recall.user.name == "Alex"
+    assert [g.messages[0].content for g in recall.cross_session] == ["I moved to Lima."]
+
+
+async def test_the_same_hits_as_with_the_vector_first(
+    gated: tuple[SQLiteBackend, GateEmbedder, str],
+) -> None:
+    backend, embedder, conv = gated
+    embedder.gate.set()
+    overlapped = await backend.recall_turn(full_request(conv, "where is lima"))
+    vector = await asyncio.to_thread(embedder.embed_query, "where is lima")
+    mine = await asyncio.to_thread(embedder.embed_query, turns.USER_QUERY)
+    first = await backend.store.read(
+        turns.turn_reads,
+        _ctx(backend),
+        full_request(conv, "where is lima"),
+        turns.ready_vector(vector),
+        turns.ready_vector(mine),
+        "hybrid",
+        backend.hybrid_weight,
+    )
+    assert overlapped.messages == first.messages.messages
+    assert overlapped.entities == first.entities.entities
+    assert overlapped.user == first.entities.user
+    assert overlapped.cross_session == first.messages.cross_session
+
+
+async def test_a_stuck_model_fails_the_turn_within_the_bound(
+    gated: tuple[SQLiteBackend, GateEmbedder, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend, embedder, conv = gated
+    monkeypatch.setattr(turns, "QUERY_WAIT_SECONDS", 0.2)
+    with pytest.raises(BackendUnavailableError, match="query embedding"):
+        await asyncio.wait_for(backend.recall_turn(full_request(conv, f"{GATED} stuck")), DEADLINE)
+    embedder.gate.set()
+    recall = await backend.recall_turn(full_request(conv, "lima again"))  # the store still serves
+    assert recall.messages
+
+
+async def test_queued_message_vectors_are_embedded_before_the_transaction(
+    gated: tuple[SQLiteBackend, GateEmbedder, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read-your-writes: with a message's vector still queued (held on the gate), the
+    reader job starts only once it is written, so vector search sees it."""
+    backend, embedder, conv = gated
+    lane = backend.store.vector_lane
+    assert lane is not None
+    pending_at_read: list[bool] = []
+    reads = turns.turn_reads
+
+    def spy(*args: Any, **kwargs: Any) -> turns.TurnReads:
+        pending_at_read.append(lane.has_pending([conversation_key(conv)]))
+        return reads(*args, **kwargs)
+
+    monkeypatch.setattr(turns, "turn_reads", spy)
+    await backend.add_messages(conv, [NewMessage(role="user", content=f"{GATED} Cusco in May")])
+    turn = asyncio.ensure_future(backend.recall_turn(full_request(conv, "Cusco in May")))
+    await _until(embedder.waiting)  # the message's vector is held
+    embedder.gate.set()
+    recall = await asyncio.wait_for(turn, DEADLINE)
+    assert pending_at_read == [False]
+    assert [m.content for m in recall.messages][:1] == [f"{GATED} Cusco in May"]
+
+
+def _ctx(backend: SQLiteBackend) -> Ctx:
+    return Ctx(backend.store, backend.workspace)
