@@ -262,6 +262,7 @@ def serve_on(
 
     from . import runtime
     from .app import create_app
+    from .log_thread import log_thread
     from .middleware import DEFAULT_MAX_BODY_BYTES
 
     _configure_logging(sys.stderr)
@@ -315,5 +316,6 @@ def serve_on(
     server = ReadyServer(config, on_ready=on_ready)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _ignore)
-    server.run(sockets=[sock])
+    with log_thread():
+        server.run(sockets=[sock])
     return 0 if server.started else 1
