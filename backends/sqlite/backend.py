@@ -103,6 +103,7 @@ from . import reasoning as steps_store
 from .cypher_pool import CypherLimits
 from .cypher_text import prepare as prepare_cypher
 from .driver import DriverChoice
+from .embedding_stats import API, ENTITIES
 from .lanes import Lanes
 from .legacy import LegacyMemory
 from .pipeline import (
@@ -260,7 +261,7 @@ class SQLiteBackend(MemoryBackend):
                 run=self._run_unit,
                 background=self._run_background,
                 read=self._read_unit,
-                embed=self._embed,
+                embed=functools.partial(self._embed, caller=ENTITIES),
                 has_vectors=_store.vectors is not None,
                 resume_workspace=self._resume_workspace,
                 claim_resume=_store.claim_resume,
@@ -358,13 +359,16 @@ class SQLiteBackend(MemoryBackend):
     def _search_mode(self, mode: SearchMode | None) -> SearchMode:
         return conversations.resolve_mode(self._store.vectors is not None, check_mode(mode))
 
-    async def _embed(self, texts: list[str]) -> Vectors | None:
+    async def _embed(self, texts: list[str], caller: str = API) -> Vectors | None:
         """Embed in the store's embedding lane, so the database thread never waits for the
-        model and no workspace holds every embedding thread."""
+        model and no workspace holds every embedding thread. ``caller`` names who asks
+        (``embedding_stats``)."""
         vectors = self._store.vectors
         if vectors is None:
             return None
-        return await self._store.lanes.embed.run(self.workspace, vectors.embedder.embed, texts)
+        return await self._store.lanes.embed.run(
+            self.workspace, vectors.embedder.embed, texts, caller
+        )
 
     async def _embed_query(self, query: str, mode: SearchMode) -> Vector | None:
         vectors = self._store.vectors

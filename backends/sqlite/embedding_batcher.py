@@ -25,6 +25,13 @@ characters; a run holds at most ``MAX_QUERIES`` queries; queries are served in a
 order, and all workspaces' queries share each run, so no workspace holds the model from
 another's queries at all, nor from its bulk work for longer than one chunk.
 
+Before any of that, a text embedded lately is answered from ``text_vectors`` and a text
+repeated within one call is run once: on two busy cores the model's price per text
+hardly falls with batch size, so the texts it never sees are the real saving (in the
+``load`` mix, entity vectors were a third of all texts, mostly the same names new in
+each workspace). Every call is counted by caller and every run by thread, with its
+tokens and CPU, in ``stats`` (``embedding_stats``; ``NAMS_EMBED_TRACE`` traces runs).
+
 Only a :class:`~nams_local.embeddings.BaseEmbedder` has its queries batched (through
 ``BaseEmbedder.query_future``, so its query cache, single flight and statistics stay the
 ones the caller configured and inspects); any other ``Embedder`` keeps its own
@@ -35,14 +42,26 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
+import time
+from collections import Counter, deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
-from nams_local.embeddings import BaseEmbedder, Embedder, Matrix, Vector, WrappedEmbedder
+from nams_local.embeddings import (
+    BaseEmbedder,
+    Embedder,
+    Matrix,
+    ModelCounts,
+    Vector,
+    WrappedEmbedder,
+)
+
+from .embedding_stats import QUERIES, EmbeddingStats, RunThread
+from .text_vectors import TextVectors
 
 __all__ = ["CHUNK_CHARS", "CHUNK_TEXTS", "MAX_QUERIES", "PROMPT_TEXTS", "EmbeddingBatcher"]
 
@@ -66,6 +85,8 @@ class _Bulk:
 
     texts: list[str]
     dimension: int
+    #: Each text's caller (``embedding_stats``).
+    callers: list[str]
     future: Future[Matrix] = field(default_factory=Future)
     remaining: int = 0
     out: Matrix = field(init=False)
@@ -83,6 +104,29 @@ class _Chunk:
     @property
     def texts(self) -> list[str]:
         return self.bulk.texts[self.start : self.end]
+
+    @property
+    def callers(self) -> list[str]:
+        return self.bulk.callers[self.start : self.end]
+
+
+class _Query(NamedTuple):
+    """One text served on the query thread: a search query, or a text of a small ``embed``."""
+
+    text: str
+    future: Future[Vector]
+    caller: str
+
+
+def _callers(caller: str | Sequence[str] | None, n: int) -> list[str]:
+    if caller is None:
+        caller = f"other@{threading.current_thread().name}"
+    if isinstance(caller, str):
+        return [caller] * n
+    callers = list(caller)
+    if len(callers) != n:
+        raise ValueError(f"{len(callers)} callers for {n} texts")
+    return callers
 
 
 def _chunks(bulk: _Bulk) -> list[_Chunk]:
@@ -105,11 +149,15 @@ class EmbeddingBatcher(WrappedEmbedder):
     def __init__(self, inner: Embedder) -> None:
         super().__init__(inner)
         self._cond = threading.Condition()
-        self._queries: deque[tuple[str, Future[Vector]]] = deque()
+        self._queries: deque[_Query] = deque()
         self._bulk: deque[_Chunk] = deque()
         self._closed = False
         #: Model runs so far (tests and benchmarks read it).
         self.runs = 0
+        #: Vectors of texts embedded lately, so they are not embedded again.
+        self.known = TextVectors.from_environment()
+        #: Calls by caller and runs by thread, with their tokens and CPU.
+        self.stats = EmbeddingStats.from_environment()
         self._threads = [
             threading.Thread(target=self._loop, args=(bulk,), name=name, daemon=True)
             for bulk, name in ((True, "nams-sqlite-model"), (False, "nams-sqlite-query"))
@@ -123,15 +171,42 @@ class EmbeddingBatcher(WrappedEmbedder):
         return isinstance(self.inner, BaseEmbedder)
 
     # -- the Embedder protocol ---------------------------------------------------------
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        """Embed ``texts`` in the model thread's runs; blocks until all are done."""
+    def embed(self, texts: Sequence[str], caller: str | Sequence[str] | None = None) -> Matrix:
+        """Embed ``texts`` in the model thread's runs; blocks until all are done.
+
+        A text embedded lately (``text_vectors``), or twice in this call, is not run
+        again. ``caller`` names who asks (``embedding_stats``), for all texts or one per
+        text; unnamed, it is ``other@<thread name>``."""
         batch = list(texts)
+        if not all(isinstance(text, str) for text in batch):
+            return self.inner.embed(batch)  # which says what is wrong (a TypeError)
+        callers = _callers(caller, len(batch))
+        known = self.known.known(batch)
+        new: dict[str, str] = {}  # text -> its first caller, in order
+        for text, name, vector in zip(batch, callers, known, strict=True):
+            if vector is None and text not in new:
+                new[text] = name
+        self._record_calls(batch, callers, known, new)
+        if len(new) == len(batch):  # all new (and an empty call)
+            fresh = self._embed_new(batch, callers)
+            self.known.keep(batch, fresh)
+            return fresh
+        out = np.empty((len(batch), self.inner.dimension), dtype=np.float32)
+        if new:
+            fresh = self._embed_new(list(new), list(new.values()))
+            self.known.keep(list(new), fresh)
+            at = {text: row for row, text in enumerate(new)}
+        for i, (text, vector) in enumerate(zip(batch, known, strict=True)):
+            out[i] = vector if vector is not None else fresh[at[text]]
+        return out
+
+    def _embed_new(self, batch: list[str], callers: list[str]) -> Matrix:
         if not batch or self._inline():
             return self.inner.embed(batch)
         if len(batch) <= PROMPT_TEXTS:  # e.g. an entity's vector inside a writer unit
-            rows = [self._start_query(text) for text in batch]
+            rows = [self._start_query(t, name) for t, name in zip(batch, callers, strict=True)]
             return np.stack([row.result() for row in rows])
-        bulk = _Bulk(batch, self.inner.dimension)
+        bulk = _Bulk(batch, self.inner.dimension, callers)
         chunks = _chunks(bulk)
         bulk.remaining = len(chunks)
         with self._cond:
@@ -140,6 +215,25 @@ class EmbeddingBatcher(WrappedEmbedder):
             self._bulk.extend(chunks)
             self._cond.notify_all()
         return bulk.future.result()
+
+    def _record_calls(
+        self,
+        texts: list[str],
+        callers: list[str],
+        known: list[Vector | None],
+        new: dict[str, str],
+    ) -> None:
+        chars: Counter[str] = Counter()
+        cached: Counter[str] = Counter()
+        first: set[str] = set()
+        for text, name, vector in zip(texts, callers, known, strict=True):
+            chars[name] += len(text)
+            if vector is None and text in new and text not in first:
+                first.add(text)  # the one run for this text
+            else:
+                cached[name] += 1
+        for name, n in Counter(callers).items():
+            self.stats.record_call(name, n, chars[name], cached[name])
 
     def embed_query(self, text: str) -> Vector:
         if not isinstance(self.inner, BaseEmbedder):
@@ -156,15 +250,22 @@ class EmbeddingBatcher(WrappedEmbedder):
             return inner.query_future(text)
         return inner.query_future(text, self._start_query)
 
-    def _start_query(self, text: str) -> Future[Vector]:
+    def _start_query(self, text: str, caller: str = QUERIES) -> Future[Vector]:
+        if caller == QUERIES:
+            self.stats.record_call(QUERIES, 1, len(text))
         future: Future[Vector] = Future()
         with self._cond:
             if self._closed:
                 future.set_result(self.inner.embed([text])[0])
                 return future
-            self._queries.append((text, future))
+            self._queries.append(_Query(text, future, caller))
             self._cond.notify_all()
         return future
+
+    def queued(self) -> int:
+        """Texts waiting for a model run now (queries, small embeds and bulk chunks)."""
+        with self._cond:
+            return len(self._queries) + sum(chunk.end - chunk.start for chunk in self._bulk)
 
     def _inline(self) -> bool:
         """On the model thread itself (an embedder calling back in) nothing may queue."""
@@ -177,9 +278,10 @@ class EmbeddingBatcher(WrappedEmbedder):
             self._cond.notify_all()
         for thread in self._threads:
             thread.join()
+        self.stats.close()
 
     # -- the threads ---------------------------------------------------------------------
-    def _take(self, bulk: bool) -> tuple[list[tuple[str, Future[Vector]]], _Chunk | None] | None:
+    def _take(self, bulk: bool) -> tuple[list[_Query], _Chunk | None] | None:
         """The next run of the bulk thread (a chunk, with every waiting query) or of the
         query thread (the waiting queries); ``None``: closed and nothing left."""
         with self._cond:
@@ -201,9 +303,8 @@ class EmbeddingBatcher(WrappedEmbedder):
                 chunk = None
             if not queries and chunk is None:
                 continue
-            texts = [text for text, _ in queries] + (chunk.texts if chunk else [])
             try:
-                matrix = self._run(texts)
+                matrix = self._run(queries, chunk)
             except Exception:
                 if len(queries) + (chunk is not None) > 1:
                     # One caller's text must not fail the others it shared a run with:
@@ -217,35 +318,48 @@ class EmbeddingBatcher(WrappedEmbedder):
                 continue
             self._deliver(queries, chunk, matrix)
 
-    def _run(self, texts: list[str]) -> Matrix:
+    def _run(self, queries: list[_Query], chunk: _Chunk | None) -> Matrix:
+        texts = [query.text for query in queries] + (chunk.texts if chunk else [])
+        callers = [query.caller for query in queries] + (chunk.callers if chunk else [])
+        inner = self.inner
+        before = inner.thread_counts() if isinstance(inner, BaseEmbedder) else None
+        started, cpu = time.perf_counter(), time.thread_time()
         try:
-            return self.inner.embed(texts)
+            return inner.embed(texts)
         finally:
+            cpu = time.thread_time() - cpu
+            seconds = time.perf_counter() - started
+            counts = (
+                inner.thread_counts().minus(before)
+                if isinstance(inner, BaseEmbedder) and before is not None
+                else ModelCounts(texts=len(texts))
+            )
+            bulk = threading.current_thread() is self._threads[0]
+            thread: RunThread = "bulk" if bulk else "query"
+            self.stats.record_run(thread, Counter(callers), counts, seconds, cpu)
             with self._cond:
                 self.runs += 1
 
-    def _settle(self, queries: list[tuple[str, Future[Vector]]], chunk: _Chunk | None) -> None:
+    def _settle(self, queries: list[_Query], chunk: _Chunk | None) -> None:
         """Run these callers' texts alone; on failure fail exactly them."""
-        texts = [text for text, _ in queries] + (chunk.texts if chunk else [])
+        texts = [query.text for query in queries] + (chunk.texts if chunk else [])
         try:
-            matrix = self._run(texts)
+            matrix = self._run(queries, chunk)
         except Exception as error:
             log.warning("embedding %d texts failed: %r", len(texts), error)
-            for _, future in queries:
-                if future.set_running_or_notify_cancel():
-                    future.set_exception(error)
+            for query in queries:
+                if query.future.set_running_or_notify_cancel():
+                    query.future.set_exception(error)
             if chunk is not None:
                 chunk.bulk.future.set_exception(error)
             return
         self._deliver(queries, chunk, matrix)
 
     @staticmethod
-    def _deliver(
-        queries: list[tuple[str, Future[Vector]]], chunk: _Chunk | None, matrix: Matrix
-    ) -> None:
-        for i, (_, future) in enumerate(queries):
-            if future.set_running_or_notify_cancel():  # False: its waiter has gone
-                future.set_result(matrix[i])
+    def _deliver(queries: list[_Query], chunk: _Chunk | None, matrix: Matrix) -> None:
+        for i, query in enumerate(queries):
+            if query.future.set_running_or_notify_cancel():  # False: its waiter has gone
+                query.future.set_result(matrix[i])
         if chunk is not None:
             bulk_job = chunk.bulk
             bulk_job.out[chunk.start : chunk.end] = matrix[len(queries) :]

@@ -30,6 +30,8 @@ from sqlalchemy import Connection
 
 from nams_local.embeddings import WrappedEmbedder
 
+from .embedding_batcher import EmbeddingBatcher
+from .embedding_stats import MESSAGES, PASSAGES
 from .vectors import IndexWrapper, Vectors
 
 __all__ = [
@@ -84,7 +86,11 @@ class PassageEmbedder(WrappedEmbedder):
         dim = self.inner.dimension
         parts = [passages(t) for t in texts]
         flat = [*texts, *(p for ps in parts for p in ps)]
-        embedded = self.inner.embed(flat)
+        if isinstance(self.inner, EmbeddingBatcher):
+            callers = [MESSAGES] * len(texts) + [PASSAGES] * (len(flat) - len(texts))
+            embedded = self.inner.embed(flat, callers)
+        else:
+            embedded = self.inner.embed(flat)
         wide = np.zeros((len(texts), (1 + MAX_PASSAGES) * dim), dtype=np.float32)
         wide[:, :dim] = embedded[: len(texts)]
         at = len(texts)

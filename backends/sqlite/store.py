@@ -57,6 +57,7 @@ from .resolution import Resolution
 from .validity_rules import Supersession
 from .vector_lane import QueuedVector, VectorLane, queued_leftovers
 from .vectors import IndexKind, VectorIndex, make_index
+from .write_lock import open_write_lock
 from .writer import MAX_QUEUED_UNITS, WriterLane
 
 logger = logging.getLogger("nams_local.sqlite")
@@ -161,6 +162,9 @@ class SQLiteStore:
         guard_writer(self.engine, self.freshness, self.identity)
         self.conn: Connection = self._writer.call(self.engine.connect).result()
         self._writer.conn = self.conn
+        # Two processes' writers take turns in the kernel, not by SQLite's busy sleeps
+        # (``write_lock.py``); opened once the file is known to be a usable database.
+        self._writer.call(self._writer.use_lock, open_write_lock(self.path)).result()
         try:
             self._writer.call(self._migrate).result()
         except BaseException:  # a failed migration changed nothing: release the file
@@ -386,7 +390,8 @@ class SQLiteStore:
     def _migrate(self) -> None:
         conn = self.conn
         file_check.check_after_open(conn.connection.dbapi_connection, self.path)
-        with conn.begin():  # one transaction: a failed upgrade leaves the file as it was
+        # One transaction: a failed upgrade leaves the file as it was.
+        with self._writer.transaction(conn):
             existing = conn.execute(
                 text("SELECT 1 FROM sqlite_master WHERE name = 'schema_version'")
             ).first()

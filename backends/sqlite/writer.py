@@ -64,9 +64,9 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -74,6 +74,8 @@ from sqlalchemy import Connection
 
 from nams_local.errors import NamsError
 
+from .checkpoints import Checkpoints
+from .write_lock import LockStats, WriterFileLock
 from .writer_stats import GroupStats
 
 __all__ = [
@@ -215,6 +217,12 @@ class WriterLane:
         #: Wraps the resolving of a committed group's futures, so their waiters can be
         #: woken once for the group (``batched_wakeups.py``).
         self._burst = burst
+        #: The cross-process turn-taking lock of a file database (``use_lock``).
+        self._lock: WriterFileLock | None = None
+        #: What taking the locks cost: the file lock's waits, ``BEGIN IMMEDIATE``'s time.
+        self.lock_stats = LockStats()
+        #: The lane's own WAL checkpoints, once it takes the writer lock (``use_lock``).
+        self.checkpoints: Checkpoints | None = None
         self._requests = _FairQueue()
         self._background = _FairQueue()
         self._calls: deque[_Job] = deque()
@@ -310,6 +318,39 @@ class WriterLane:
             self._cond.notify()
         if threading.current_thread() is not self._thread:
             self._thread.join()
+            if self._lock is not None:
+                self._lock.close()
+
+    def use_lock(self, lock: WriterFileLock | None) -> None:
+        """Take ``lock`` around every transaction from now on, and run the WAL checkpoints
+        after releasing it (``checkpoints.py``). On the writer thread, once ``conn`` is
+        set, before the first transaction; the lane closes the lock when it stops."""
+        self._lock = lock
+        if lock is not None:
+            assert self.conn is not None, "the writer lane has no connection yet"
+            self.lock_stats = lock.stats
+            self.checkpoints = Checkpoints()
+            self.checkpoints.take_over(self.conn.connection.dbapi_connection)
+
+    @contextmanager
+    def transaction(self, conn: Connection) -> Iterator[None]:
+        """One write transaction on the writer's connection: the file's writer lock first
+        (``write_lock.py``; the kernel wakes us when another process's writer is done),
+        then ``BEGIN IMMEDIATE`` (the engine's begin hook, ``freshness.guard_writer``),
+        then COMMIT, or ROLLBACK on error, and only then the lock is released."""
+        lock = self._lock
+        held = lock is not None and lock.acquire()
+        try:
+            started = time.perf_counter()
+            with conn.begin():
+                self.lock_stats.began(time.perf_counter() - started)
+                yield
+        finally:
+            if held:
+                assert lock is not None
+                lock.release()
+        if self.checkpoints is not None:  # committed, and the next writer may go
+            self.checkpoints.committed(conn.connection.dbapi_connection)
 
     # -- the thread ----------------------------------------------------------------------
     def _next(self) -> list[_Job] | None:
@@ -342,6 +383,16 @@ class WriterLane:
         while True:
             batch = self._next()
             if batch is None:
+                self.stats.note(
+                    {
+                        "end": True,
+                        "commits": self.commits,
+                        "units": self.units,
+                        "process_cpu": time.process_time(),
+                        **self.lock_stats.as_dict(),
+                        **(self.checkpoints.as_dict() if self.checkpoints else {}),
+                    }
+                )
                 self.stats.close()
                 return
             batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
@@ -375,7 +426,7 @@ class WriterLane:
         assert conn is not None, "the writer lane has no connection yet"
         self._current = job
         try:
-            with conn.begin():
+            with self.transaction(conn):
                 result = job.fn(*job.args, **job.kwargs)
         except BaseException as error:
             job.hooks.clear()
@@ -392,7 +443,7 @@ class WriterLane:
         assert conn is not None, "the writer lane has no connection yet"
         outcomes: list[tuple[bool, Any]] = []
         try:
-            with conn.begin():
+            with self.transaction(conn):
                 for job in batch:
                     self._current = job
                     try:

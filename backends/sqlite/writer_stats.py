@@ -15,16 +15,12 @@ written is dropped with one warning.
 
 from __future__ import annotations
 
-import json
-import logging
-import os
 import threading
 from dataclasses import dataclass, field
-from typing import IO
+
+from .json_trace import JsonTrace
 
 __all__ = ["TRACE_ENV", "GroupStats", "PriorityStats"]
-
-log = logging.getLogger("nams_local.sqlite")
 
 #: The environment variable naming a file to append one JSON line per writer group to.
 TRACE_ENV = "NAMS_WRITER_TRACE"
@@ -51,19 +47,12 @@ class GroupStats:
     background: PriorityStats = field(default_factory=PriorityStats)
     #: Writer seconds spent on each workspace's units (a group's time split by cost).
     by_key: dict[str, float] = field(default_factory=dict)
-    _trace: IO[str] | None = None
+    _trace: JsonTrace | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def from_environment(cls) -> GroupStats:
-        stats = cls()
-        path = os.environ.get(TRACE_ENV)
-        if path:
-            try:
-                stats._trace = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
-            except OSError as error:
-                log.warning("cannot open the writer trace %s: %r", path, error)
-        return stats
+        return cls(_trace=JsonTrace(TRACE_ENV))
 
     def record(
         self,
@@ -86,21 +75,23 @@ class GroupStats:
                 stats.longest_keys = tuple(dict.fromkeys(keys))
             for key, cost in zip(keys, costs, strict=True):
                 self.by_key[key] = self.by_key.get(key, 0.0) + seconds * cost / total
-        trace = self._trace
-        if trace is not None:
-            line = {
-                "background": background,
-                "units": len(keys),
-                "cost": total,
-                "keys": sorted(set(keys)),
-                "ms": round(seconds * 1000, 3),
-                "cpu_ms": round(cpu_seconds * 1000, 3),
-            }
-            try:
-                trace.write(json.dumps(line) + "\n")
-            except (OSError, ValueError) as error:
-                log.warning("the writer trace failed, dropping it: %r", error)
-                self._trace = None
+        if self._trace is not None and self._trace.on:
+            self._trace.write(
+                {
+                    "background": background,
+                    "units": len(keys),
+                    "cost": total,
+                    "keys": sorted(set(keys)),
+                    "ms": round(seconds * 1000, 3),
+                    "cpu_ms": round(cpu_seconds * 1000, 3),
+                }
+            )
+
+    def note(self, line: dict[str, object]) -> None:
+        """Append one more JSON line to the trace, if there is one (the lane's totals at
+        its end: lock waits, the process's CPU)."""
+        if self._trace is not None:
+            self._trace.write(line)
 
     def close(self) -> None:
         trace, self._trace = self._trace, None

@@ -382,3 +382,18 @@ def test_concurrent_queries_for_the_same_text_share_one_model_run() -> None:
     assert embedder.runs == 1
     assert len(results) == 4
     assert all(np.array_equal(r, results[0]) for r in results)
+
+
+def test_intra_op_threads_come_from_the_argument_then_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NAMS_EMBEDDER_THREADS", "1")
+    assert MiniLMEmbedder().intra_op_threads == 1
+    assert MiniLMEmbedder(intra_op_num_threads=3).intra_op_threads == 3
+    assert embedder_info(MiniLMEmbedder())["intra_op_threads"] == "1"
+    monkeypatch.delenv("NAMS_EMBEDDER_THREADS")
+    assert MiniLMEmbedder().intra_op_threads == 2
+    for bad in ("0", "two"):
+        monkeypatch.setenv("NAMS_EMBEDDER_THREADS", bad)
+        with pytest.raises(ValueError, match="NAMS_EMBEDDER_THREADS"):
+            MiniLMEmbedder()

@@ -53,17 +53,20 @@ def serve_process(
     *,
     stderr: Path | None = None,
     start_timeout: float = 60.0,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[ServeProcess]:
     """``nams-local serve <args>`` in a subprocess, up and healthy; killed if still running.
 
     ``stderr``: a file for the server's log (a busy server's access log would fill a pipe
     nobody reads, and then block the server). ``start_timeout``: how long the banner may
-    take (``--workers N`` starts its workers one phase after another)."""
+    take (``--workers N`` starts its workers one phase after another). ``extra_env``: more
+    environment for the server (e.g. ``NAMS_WRITER_TRACE``)."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp_path),
         "NAMS_LOCAL_DB": str(tmp_path / "default.db"),
         "HF_HUB_OFFLINE": "1",
+        **(extra_env or {}),
     }
     log = open(stderr, "w") if stderr is not None else None  # noqa: SIM115 - closed below
     process = subprocess.Popen(
