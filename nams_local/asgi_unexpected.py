@@ -20,7 +20,38 @@ from collections.abc import Callable
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["CatchUnexpected"]
+__all__ = ["CatchUnexpected", "call_guarded"]
+
+
+async def call_guarded(
+    app: ASGIApp,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    *,
+    answer: Callable[[Scope], ASGIApp],
+    logger: logging.Logger,
+) -> None:
+    """``app`` on an HTTP request, an exception below it turned into a logged answer
+    (re-raised only when the response had already started: then there is no clean answer
+    left to give and the server must close). ``CatchUnexpected`` as a call, for an ASGI
+    layer that does more than guard (the ``/v1`` server's ``RequestGate``)."""
+    started = False
+
+    async def tracked(message: Message) -> None:
+        nonlocal started
+        if message["type"] == "http.response.start":
+            started = True
+        await send(message)
+
+    try:
+        await app(scope, receive, tracked)
+    except Exception:
+        request = Request(scope)
+        logger.exception("unhandled error on %s %s", request.method, request.url.path)
+        if started:
+            raise
+        await answer(scope)(scope, receive, send)
 
 
 class CatchUnexpected:
@@ -39,19 +70,4 @@ class CatchUnexpected:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, tracked)
-        except Exception:
-            request = Request(scope)
-            self.logger.exception("unhandled error on %s %s", request.method, request.url.path)
-            if started:
-                raise
-            await self.answer(scope)(scope, receive, send)
+        await call_guarded(self.app, scope, receive, send, answer=self.answer, logger=self.logger)

@@ -24,15 +24,9 @@ from .deps import ServerState
 from .docs import install_docs
 from .errors import install_error_handlers
 from .keystore import ApiKeyStore
-from .middleware import (
-    DEFAULT_MAX_BODY_BYTES,
-    AccessLogMiddleware,
-    AuthMiddleware,
-    BodyLimitMiddleware,
-)
+from .middleware import DEFAULT_MAX_BODY_BYTES, RequestGate
 from .openapi import install_openapi
 from .routes import ROUTERS
-from .unexpected import UnexpectedErrorMiddleware
 from .workspaces import DEFAULT_POOL_SIZE, RootBackend, WorkspacePool
 
 __all__ = ["create_app"]
@@ -182,10 +176,7 @@ def create_app(
         from nams_local.bridge import create_bridge_app
 
         app.mount("/bridge", create_bridge_app(bridge_backend))
-    # Added innermost first: the access log wraps the 500 guard, which wraps auth, which
-    # wraps the body limit.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
-    app.add_middleware(AuthMiddleware, authenticator=state.authenticator)
-    app.add_middleware(UnexpectedErrorMiddleware)
-    app.add_middleware(AccessLogMiddleware)
+    # One layer: the access log wraps the 500 guard, which wraps auth, which wraps the
+    # body limit (middleware.py).
+    app.add_middleware(RequestGate, authenticator=state.authenticator, max_bytes=max_body_bytes)
     return app

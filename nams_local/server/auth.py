@@ -164,7 +164,7 @@ class Authenticator:
         return Principal(principal.owner, f"{principal.owner}/{wanted}", wanted)
 
     async def _base(self, token: str) -> Principal:
-        record = await self._keys.find(token)
+        record = await self._keys.find_for_request(token)
         if record is not None:
             if record.revoked:
                 raise AuthenticationError("API key revoked")

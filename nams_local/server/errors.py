@@ -105,5 +105,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(NamsError, _nams_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    # Anything else: ``unexpected.UnexpectedErrorMiddleware`` (a handler for ``Exception``
+    # Anything else: ``middleware.RequestGate``'s guard (a handler for ``Exception``
     # here would run in Starlette's ServerErrorMiddleware, which re-raises to the server).

@@ -209,6 +209,8 @@ class ApiKeyStore:
         #: waits for a lock (timeout 0), so the loop never blocks on the file. A memory
         #: database exists on one connection only, and nothing else can lock it.
         self._probe = self._conn if self.path == ":memory:" else _connect(self.path, 0.0)
+        #: ``find_for_request``'s generation read in this pass of this event loop.
+        self._pass: tuple[asyncio.AbstractEventLoop, int] | None = None
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -255,21 +257,26 @@ class ApiKeyStore:
                 self._cache.popitem(last=False)
         return found
 
-    def _cached(self, digest: str) -> tuple[bool, ApiKeyRecord | None]:
+    def _cached(self, digest: str, *, per_pass: bool = False) -> tuple[bool, ApiKeyRecord | None]:
         """``(True, answer)`` from the cache, checked on the caller's thread, or ``_MISS``.
 
         Every request is authenticated, and a cached key was most of the time one hop to
         the store's thread and one back for a single-row read. This does that read here,
         on a connection that never waits: if the lock is held, the file is busy or
         anything else is amiss, it answers ``_MISS`` and ``find`` takes the thread path,
-        which waits properly (and raises what there is to raise)."""
+        which waits properly (and raises what there is to raise). ``per_pass``: reuse the
+        generation read earlier in this pass of the event loop (``find_for_request``)."""
         if self._closed or not self._lock.acquire(blocking=False):
             return _MISS
         try:
-            try:
-                generation = self._probe.execute(_GENERATION).fetchone()[0]
-            except Exception:  # busy, locked, closed: the thread path decides
-                return _MISS
+            generation = self._pass_generation() if per_pass else None
+            if generation is None:
+                try:
+                    generation = self._probe.execute(_GENERATION).fetchone()[0]
+                except Exception:  # busy, locked, closed: the thread path decides
+                    return _MISS
+                if per_pass:
+                    self._remember_pass(generation)
             if generation != self._generation or digest not in self._cache:
                 return _MISS
             self._cache.move_to_end(digest)
@@ -277,9 +284,42 @@ class ApiKeyStore:
         finally:
             self._lock.release()
 
+    def _pass_generation(self) -> int | None:
+        remembered = self._pass
+        if remembered is None or remembered[0] is not asyncio.get_running_loop():
+            return None
+        return remembered[1]
+
+    def _remember_pass(self, generation: int) -> None:
+        loop = asyncio.get_running_loop()
+        self._pass = (loop, generation)
+        loop.call_soon(self._forget_pass)
+
+    def _forget_pass(self) -> None:
+        self._pass = None
+
     async def find(self, raw_key: str) -> ApiKeyRecord | None:
         """The record of a raw key, revoked or not; ``None`` if no key has that value."""
         hit, record = self._cached(key_digest(raw_key))
+        if hit:
+            return record
+        return await self._run(self._find, raw_key)
+
+    async def find_for_request(self, raw_key: str) -> ApiKeyRecord | None:
+        """``find`` for the request that just arrived: one generation read answers for
+        every lookup in the same pass of the event loop.
+
+        The server authenticates each request on the event loop, and the read of the
+        generation row (the cross-process change signal) was, besides its own CPU, a
+        release of the GIL on the loop per request: getting it back waits for whichever
+        thread holds it. Sharing the read is as fresh as reading again: a step that runs
+        in this pass, or in the next one before ``_forget_pass`` (queued by ``call_soon``
+        when the read was made), was scheduled before the read; its request had arrived
+        before its task existed, so before the read. A rotation or revocation committed
+        before a request arrived is therefore committed before the read that request
+        uses, and it is seen. (Plain ``find`` reads every time: a caller may make two
+        lookups in one pass around a change it made elsewhere.)"""
+        hit, record = self._cached(key_digest(raw_key), per_pass=True)
         if hit:
             return record
         return await self._run(self._find, raw_key)

@@ -1,13 +1,18 @@
-"""The three things every request passes through before a route: log, auth, size limit.
+"""What every request passes through before a route: log, 500 guard, auth, size limit.
 
-They are plain ASGI middleware (no ``BaseHTTPMiddleware``) so they see the raw request
-before FastAPI reads a byte of the body. The order, outermost first, is deliberate:
+One plain ASGI layer (``RequestGate``, no ``BaseHTTPMiddleware``) that sees the raw request
+before FastAPI reads a byte of the body. They were four middlewares, each one more
+coroutine and one more ``send`` wrapper per request on the event loop (issue 12's profile);
+the order of the steps, outermost first, is unchanged and deliberate:
 
-1. ``AccessLogMiddleware`` — one line per request, whatever happened inside;
-2. ``AuthMiddleware`` — a ``/v1`` request without a valid token is answered 401 before
-   routing or body parsing, so the status never depends on what the caller sent;
-3. ``BodyLimitMiddleware`` — the body is buffered up to the limit, then handed on, so an
-   oversized body is refused with 413 and never parsed.
+1. the access log — one line per request, whatever happened inside (no work at all when
+   ``nams_local.server`` is not logging INFO);
+2. the 500 guard (``asgi_unexpected.call_guarded``) — an unexpected exception below is a
+   logged ``500 {"error": "internal error"}`` on a connection that stays usable;
+3. auth — a ``/v1`` request without a valid token is answered 401 before routing or body
+   parsing, so the status never depends on what the caller sent;
+4. the body limit — the body is buffered up to the limit, then handed on, so an oversized
+   body is refused with 413 and never parsed.
 """
 
 from __future__ import annotations
@@ -19,17 +24,17 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from nams_local.asgi_unexpected import call_guarded
 from nams_local.errors import NamsError
 
 from .auth import Authenticator, Principal
 from .errors import error_response
+from .unexpected import internal_error
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "PRINCIPAL_KEY",
-    "AccessLogMiddleware",
-    "AuthMiddleware",
-    "BodyLimitMiddleware",
+    "RequestGate",
     "request_principal",
 ]
 
@@ -59,20 +64,33 @@ def _is_api(path: str) -> bool:
     return path == _API_PREFIX or path.startswith(_API_PREFIX + "/")
 
 
-class AccessLogMiddleware:
-    """Logs ``method path status duration_ms workspace`` on ``nams_local.server``.
+class RequestGate:
+    """The access log, the 500 guard, auth and the body limit, as one ASGI layer.
 
-    The workspace is a hash (``Principal.workspace_hash``), never the token or the name.
+    The log line is ``method path status duration_ms workspace`` on ``nams_local.server``;
+    the workspace is a hash (``Principal.workspace_hash``), never the token or the name.
+    Bodies over ``max_bytes`` are refused with 413, by declared length or by counting.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self, app: ASGIApp, authenticator: Authenticator, max_bytes: int = DEFAULT_MAX_BODY_BYTES
+    ) -> None:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be at least 1")
         self.app = app
+        self.authenticator = authenticator
+        self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        _state(scope)  # create the dict inner layers write the principal into
+        state = _state(scope)  # inner layers read the principal from it
+        if not logger.isEnabledFor(logging.INFO):
+            await call_guarded(
+                self._checked, scope, receive, send, answer=internal_error, logger=logger
+            )
+            return
         started = time.perf_counter()
         status = 500
 
@@ -83,80 +101,47 @@ class AccessLogMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_status)
+            await call_guarded(
+                self._checked, scope, receive, send_status, answer=internal_error, logger=logger
+            )
         finally:
-            duration_ms = (time.perf_counter() - started) * 1000
-            principal = request_principal(scope)
-            workspace = principal.workspace_hash if principal else "-"
-            method, path = scope.get("method", "-"), scope.get("path", "-")
-            logger.info(
-                "%s %s %d %.1fms workspace=%s",
-                method,
-                path,
-                status,
-                duration_ms,
-                workspace,
-                extra={
-                    "http_method": method,
-                    "http_path": path,
-                    "http_status": status,
-                    "duration_ms": round(duration_ms, 3),
-                    "workspace_hash": workspace,
-                },
-            )
+            self._log(scope, state, status, (time.perf_counter() - started) * 1000)
 
+    @staticmethod
+    def _log(scope: Scope, state: dict[str, Any], status: int, duration_ms: float) -> None:
+        principal = state.get(PRINCIPAL_KEY)
+        workspace = principal.workspace_hash if isinstance(principal, Principal) else "-"
+        method, path = scope.get("method", "-"), scope.get("path", "-")
+        logger.info(
+            "%s %s %d %.1fms workspace=%s",
+            method,
+            path,
+            status,
+            duration_ms,
+            workspace,
+            extra={
+                "http_method": method,
+                "http_path": path,
+                "http_status": status,
+                "duration_ms": round(duration_ms, 3),
+                "workspace_hash": workspace,
+            },
+        )
 
-class AuthMiddleware:
-    """Authenticates every ``/v1`` request and stores the ``Principal`` in the scope."""
-
-    def __init__(self, app: ASGIApp, authenticator: Authenticator) -> None:
-        self.app = app
-        self.authenticator = authenticator
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not _is_api(scope["path"]):
-            await self.app(scope, receive, send)
-            return
+    async def _checked(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Auth (``/v1`` only), then the body limit, then the app."""
         headers = Headers(scope=scope)
-        try:
-            principal = await self.authenticator.authenticate(
-                headers.get("authorization"), headers.get("x-workspace-id")
-            )
-        except NamsError as exc:
-            extra = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
-            await error_response(exc.status_code, exc.message, extra)(scope, receive, send)
-            return
-        _state(scope)[PRINCIPAL_KEY] = principal
-        await self.app(scope, receive, send)
-
-
-class BodyLimitMiddleware:
-    """Refuses bodies over ``max_bytes`` with 413, by declared length or by counting."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
-        if max_bytes < 1:
-            raise ValueError("max_bytes must be at least 1")
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def _refuse(
-        self, scope: Scope, receive: Receive, send: Send, *, more_body: bool = True
-    ) -> None:
-        drained = 0
-        while more_body and drained <= DRAIN_LIMIT:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away: nobody to answer
-            drained += len(message.get("body", b""))
-            more_body = message.get("more_body", False)
-        error = f"request body too large: the limit is {self.max_bytes} bytes"
-        await error_response(413, error, {"Connection": "close"})(scope, receive, send)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = Headers(scope=scope).get("content-length")
+        if _is_api(scope["path"]):
+            try:
+                principal = await self.authenticator.authenticate(
+                    headers.get("authorization"), headers.get("x-workspace-id")
+                )
+            except NamsError as exc:
+                extra = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+                await error_response(exc.status_code, exc.message, extra)(scope, receive, send)
+                return
+            _state(scope)[PRINCIPAL_KEY] = principal
+        declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._refuse(scope, receive, send)
             return
@@ -186,3 +171,16 @@ class BodyLimitMiddleware:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _refuse(
+        self, scope: Scope, receive: Receive, send: Send, *, more_body: bool = True
+    ) -> None:
+        drained = 0
+        while more_body and drained <= DRAIN_LIMIT:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away: nobody to answer
+            drained += len(message.get("body", b""))
+            more_body = message.get("more_body", False)
+        error = f"request body too large: the limit is {self.max_bytes} bytes"
+        await error_response(413, error, {"Connection": "close"})(scope, receive, send)

@@ -62,6 +62,8 @@ class HealthResponse(WireModel):
     status: str
     version: str
     pid: int
+    #: The running event loop's package: ``"uvloop"`` or ``"asyncio"`` (``runtime.py``).
+    loop: str
 
 
 class ConversationList(WireModel):

@@ -260,7 +260,9 @@ def serve_on(
     from nams_local import config as wiring
     from nams_local.errors import NamsError
 
+    from . import runtime
     from .app import create_app
+    from .log_thread import log_thread
     from .middleware import DEFAULT_MAX_BODY_BYTES
 
     _configure_logging(sys.stderr)
@@ -299,9 +301,21 @@ def serve_on(
         raise
     if on_open is not None:
         on_open()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    # The loop and parser by name (``runtime.py``), not uvicorn's silent "auto". No proxy
+    # headers: nothing here reads the client address or scheme, and trusting
+    # X-Forwarded-For from loopback peers only cost a middleware layer per request.
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        loop=runtime.loop_choice(),
+        http=runtime.http_choice(),
+        proxy_headers=False,
+    )
     server = ReadyServer(config, on_ready=on_ready)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _ignore)
-    server.run(sockets=[sock])
+    with log_thread():
+        server.run(sockets=[sock])
     return 0 if server.started else 1

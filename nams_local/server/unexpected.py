@@ -1,28 +1,17 @@
-"""``/v1``'s guard against unexpected exceptions: a logged ``500 {"error": "internal
-error"}`` (the hosted body) on a connection that stays usable (``CatchUnexpected`` says
-why a guard of our own is needed). ``/ui`` has its own, answering HTML."""
+"""``/v1``'s answer to an unexpected exception: a logged ``500 {"error": "internal
+error"}`` (the hosted body) on a connection that stays usable (``CatchUnexpected`` in
+``nams_local.asgi_unexpected`` says why a guard of our own is needed; the server's
+``middleware.RequestGate`` applies it). ``/ui`` has its own, answering HTML."""
 
 from __future__ import annotations
 
-import logging
-
 from starlette.types import ASGIApp, Scope
-
-from nams_local.asgi_unexpected import CatchUnexpected
 
 from .errors import error_response
 
-__all__ = ["UnexpectedErrorMiddleware"]
-
-logger = logging.getLogger("nams_local.server")
+__all__ = ["internal_error"]
 
 
-def _internal_error(scope: Scope) -> ASGIApp:
+def internal_error(scope: Scope) -> ASGIApp:
+    """The hosted 500 body; what went wrong is in the log, never in the answer."""
     return error_response(500, "internal error")
-
-
-class UnexpectedErrorMiddleware(CatchUnexpected):
-    """The server's outermost guard but for the access log."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        super().__init__(app, answer=_internal_error, logger=logger)

@@ -197,3 +197,49 @@ async def test_a_cached_key_never_blocks_the_event_loop_on_a_locked_file(
         assert await asyncio.wait_for(store.find(record.key), 15) == record
     finally:
         store.close()
+
+
+def _revoke_elsewhere(db: Path, owner: str, key_id: str) -> None:
+    """Another process revokes the key; the caller's event loop is blocked meanwhile."""
+    script = (
+        "import asyncio, sys\n"
+        "from nams_local.server import ApiKeyStore\n"
+        "store = ApiKeyStore(sys.argv[1])\n"
+        "asyncio.run(store.revoke(sys.argv[2], sys.argv[3]))\n"
+        "store.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(db), owner, key_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+async def test_a_request_lookup_shares_the_generation_read_of_its_loop_pass_only(
+    tmp_path: Path,
+) -> None:
+    """``find_for_request`` reads the change signal once per pass of the event loop: a
+    change committed in the middle of a pass (here: by another process while the loop is
+    blocked, which no arriving request can do) shows from the next pass on, while plain
+    ``find`` reads it every time."""
+    db = tmp_path / "keys.db"
+    store = ApiKeyStore(db)
+    try:
+        record = await store.create(
+            label="k", scopes=["read"], owner="o", workspace="w", workspace_id="w"
+        )
+        assert await store.find(record.key) == record  # cached
+        first = await store.find_for_request(record.key)
+        assert first is not None and not first.revoked
+        _revoke_elsewhere(db, "o", record.id)
+        same_pass = await store.find_for_request(record.key)
+        assert same_pass is not None and not same_pass.revoked
+        await asyncio.sleep(0)  # the pass ends
+        next_pass = await store.find_for_request(record.key)
+        assert next_pass is not None and next_pass.revoked
+        plain = await store.find(record.key)
+        assert plain is not None and plain.revoked
+    finally:
+        store.close()

@@ -15,12 +15,15 @@ from .reasoning import router as reasoning_router
 
 __all__ = ["ROUTERS"]
 
-#: In registration order: the extensions come before ``entities`` so that
-#: ``/v1/entities/by-name`` is matched before ``/v1/entities/{id}``.
+#: In registration order, which is the order a request's path is matched in (one route
+#: after another): ``conversations`` first, since nearly every request of an agent's
+#: traffic is one of its routes (no path of another router overlaps them), and the
+#: extensions before ``entities`` so that ``/v1/entities/by-name`` is matched before
+#: ``/v1/entities/{id}``.
 ROUTERS: tuple[APIRouter, ...] = (
     health_router,
-    extensions_router,
     conversations_router,
+    extensions_router,
     entities_router,
     reasoning_router,
     query_router,

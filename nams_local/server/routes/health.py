@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from nams_local.__version__ import __version__
 
 from ..responses import HealthResponse
+from ..runtime import running_loop
 
 __all__ = ["router"]
 
@@ -20,5 +21,6 @@ router = APIRouter(tags=["System"])
 async def healthz() -> dict[str, Any]:
     """``pid`` names the process that answered: with ``serve --workers N`` a client (or a
     test) can tell which worker a connection reached. A pid is no secret (the ready file
-    publishes the supervisor's)."""
-    return {"status": "ok", "version": __version__, "pid": os.getpid()}
+    publishes the supervisor's). ``loop`` names the event loop that runs (``"uvloop"`` or
+    ``"asyncio"``): a slow fallback shows instead of hiding."""
+    return {"status": "ok", "version": __version__, "pid": os.getpid(), "loop": running_loop()}
