@@ -19,6 +19,7 @@ is also how a client "goes away" from a slow query), and only 127.0.0.1 is ever 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 import resource
@@ -200,12 +201,17 @@ class Payloads:
 
     def __init__(self, plan: dict[str, Any]) -> None:
         self.messages: list[str] = plan["messages"]
+        # Added messages are taken in turn, not drawn: the pool holds distinct texts, so no
+        # add repeats an earlier one until the pool is used up, as in a real conversation
+        # (drawn with replacement, a quarter of the adds repeated a text and the store's
+        # cache of embedded texts answered them without a model run).
+        self._next_message = itertools.cycle(self.messages)
         self.queries: list[str] = plan["queries"]
         limits = plan.get("limits", {})
         body_limit = int(limits.get("max_body_bytes", 1 << 20))
         bulk = int(limits.get("max_bulk", 100))
         self.search_limit = int(limits.get("max_search_limit", 200))
-        filler = " ".join(self.messages)
+        filler = " ".join(self.messages[:200])
         # A bulk of ``bulk`` long messages whose JSON body fills ~90 % of the body limit.
         per_message = max(64, int(body_limit * 0.9) // bulk - 40)
         long_text = (filler * (per_message // max(len(filler), 1) + 1))[:per_message]
@@ -224,7 +230,7 @@ class Payloads:
 
     def add(self, rng: random.Random) -> bytes:
         role = "user" if rng.random() < 0.5 else "assistant"
-        return _json({"role": role, "content": rng.choice(self.messages)})
+        return _json({"role": role, "content": next(self._next_message)})
 
     def search(self, rng: random.Random) -> bytes:
         return _json({"query": rng.choice(self.queries), "limit": 10})

@@ -54,7 +54,11 @@ def run_generators(
                     cwd=str(REPO_ROOT),
                 )
             procs.append(proc)
-            _send(proc, json.dumps(dict(base_plan, clients=clients[k::n_proc])))
+            plan = dict(base_plan, clients=clients[k::n_proc])
+            if "messages" in base_plan:
+                # Each process adds its own share of the distinct texts (no two adds alike).
+                plan["messages"] = base_plan["messages"][k::n_proc]
+            _send(proc, json.dumps(plan))
         readies = [pool.submit(_readline, p) for p in procs]
         for k, ready in enumerate(readies):
             if ready.result(timeout=START_BUDGET + timeout).strip() != "ready":

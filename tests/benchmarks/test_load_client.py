@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 import pytest
 
@@ -137,3 +138,13 @@ def test_hostile_bodies_sit_just_under_the_limits() -> None:
     search = json.loads(payloads.search_max)
     assert search["limit"] == 200 and len(search["query"]) == 2000
     assert json.loads(payloads.cypher)["cypher"] == HEAVY_CYPHER
+
+
+def test_added_messages_do_not_repeat_until_the_pool_is_used_up() -> None:
+    """Drawn with replacement, a quarter of a window's adds repeated a text, which the
+    store's cache of embedded texts answered without a model run (a flattering figure)."""
+    pool = [f"message number {i}" for i in range(50)]
+    payloads = Payloads({"messages": pool, "queries": ["q"]})
+    rng = random.Random(3)
+    added = [json.loads(payloads.add(rng))["content"] for _ in range(50)]
+    assert sorted(added) == sorted(pool)
