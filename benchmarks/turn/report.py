@@ -15,16 +15,23 @@ from .kinds import HTTP_KINDS, METHOD_ORDER, NAME, SERIES_LABELS
 
 __all__ = ["panels", "render"]
 
+#: The whole turn (retrieval and the turn's writes), the earlier latency issue's target.
 TARGET_P50_MS = 15.0
 TARGET_P95_MS = 40.0
+#: Retrieval alone, issue 13's target (stricter).
+RETRIEVAL_P50_MS = 10.0
+RETRIEVAL_P95_MS = 20.0
 TARGET_MESSAGES = 100_000
 TARGET_LOOPBACK_RATIO = 3.0
 
 
-def _verdict(p50: float, p95: float) -> str:
-    ok50 = "met" if p50 <= TARGET_P50_MS else "MISSED"
-    ok95 = "met" if p95 <= TARGET_P95_MS else "MISSED"
-    return f"p50 {p50:.1f} ms ({ok50}), p95 {p95:.1f} ms ({ok95})"
+def _verdict(p50: float, p95: float, target50: float, target95: float) -> str:
+    ok50 = "met" if p50 <= target50 else "MISSED"
+    ok95 = "met" if p95 <= target95 else "MISSED"
+    return (
+        f"p50 {p50:.1f} ms (<= {target50:.0f}: {ok50}), "
+        f"p95 {p95:.1f} ms (<= {target95:.0f}: {ok95})"
+    )
 
 
 def _loads(load: list[float] | None) -> str:
@@ -199,11 +206,13 @@ def _render_backends(size: dict[str, Any]) -> list[str]:
         )
     if base is not None:
         at = "" if spec["messages"] == TARGET_MESSAGES else " (not the target size)"
-        whole = _verdict(base["p50_ms"], base["p95_ms"])
-        alone = _verdict(base["retrieve_p50_ms"], base["retrieve_p95_ms"])
+        whole = _verdict(base["p50_ms"], base["p95_ms"], TARGET_P50_MS, TARGET_P95_MS)
+        alone = _verdict(
+            base["retrieve_p50_ms"], base["retrieve_p95_ms"], RETRIEVAL_P50_MS, RETRIEVAL_P95_MS
+        )
         lines.append(
-            f"  target at {TARGET_MESSAGES} messages: in-process p50 <= {TARGET_P50_MS:.0f} ms, "
-            f"p95 <= {TARGET_P95_MS:.0f} ms{at}: whole turn {whole}; retrieval alone {alone}"
+            f"  targets at {TARGET_MESSAGES} messages, in-process{at}: "
+            f"whole turn {whole}; retrieval alone {alone}"
         )
         loop = series.get("loopback")
         if loop is not None and base["p50_ms"]:
