@@ -22,27 +22,13 @@ from backends.sqlite import SQLiteBackend
 from backends.sqlite.lanes import FairGate
 from nams_local import NewMessage
 from nams_local.embeddings import HashingEmbedder
-from nams_local.turns import TurnRequest
 
 from .loops import run_on_loops
+from .turn_requests import USER, full_request
 
-USER = "alex"
 #: Generous for a loaded 2-core machine: the work below takes a few seconds there; a lost
 #: wake-up never finishes at all.
 DEADLINE = 60.0
-
-
-def _turn(conversation_id: str, query: str) -> TurnRequest:
-    return TurnRequest(
-        conversation_id=conversation_id,
-        user_id=USER,
-        query=query,
-        message_limit=6,
-        entity_limit=5,
-        conversation_limit=3,
-        per_conversation_limit=3,
-        user_entity=True,
-    )
 
 
 async def _seed(backend: SQLiteBackend) -> str:
@@ -79,7 +65,8 @@ def test_one_backend_serves_two_loops_at_once(tmp_path: Path, extraction: str) -
                     case 1:
                         await backend.search_messages(conversation_id, f"Lima note {i}")
                     case 2:
-                        await backend.recall_turn(_turn(conversation_id, "where does Alex live"))
+                        turn = full_request(conversation_id, "where does Alex live")
+                        await backend.recall_turn(turn)
                     case 3:
                         await backend.search_entities("Lima")
                     case _:
