@@ -90,14 +90,6 @@ class SnapshotIndex(CachedIndex):
         super().reset()
         self._board.clear()
 
-    def create(self, conn: Connection) -> None:
-        self._board.clear()
-        super().create(conn)
-
-    def drop(self, conn: Connection) -> None:
-        self._board.clear()
-        super().drop(conn)
-
     def withdraw(self, part: str) -> None:
         """Forget the published snapshot of ``part`` (its state is not known for sure)."""
         with self._lock:

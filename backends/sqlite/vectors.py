@@ -399,11 +399,11 @@ class CachedIndex(IndexWrapper):
         self._parts.pop(part, None)
 
     def create(self, conn: Connection) -> None:
-        self._parts.clear()
+        self.reset()  # a subclass's in-memory state goes with the partitions
         super().create(conn)
 
     def drop(self, conn: Connection) -> None:
-        self._parts.clear()
+        self.reset()
         super().drop(conn)
 
     def add(
