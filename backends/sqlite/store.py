@@ -40,7 +40,7 @@ from nams_local.errors import (
     TooManyRequestsError,
 )
 
-from . import entity_keys, file_check, migrations, prepared
+from . import entity_keys, file_check, fts_merges, migrations, prepared
 from . import schema as s
 from .batched_wakeups import BatchedWakeups
 from .cypher_generations import CYPHER_GENERATIONS_DDL
@@ -50,6 +50,7 @@ from .entity_snapshots import SnapshotIndex
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .fts_backlog import FtsBacklog
+from .fts_merges import FtsMerges
 from .graph import EntityGraphMirror
 from .lanes import Lanes
 from .passages import PassageEmbedder, PassageIndex
@@ -172,6 +173,8 @@ class SQLiteStore:
             self._writer.stop()
             self.engine.dispose()
             raise
+        # Full-text segments are merged while the writer is idle (``fts_merges.py``).
+        self._writer.call(self._writer.use_merges, FtsMerges()).result()
         #: Embeds committed messages in batches (``None`` without an embedder).
         self.vector_lane: VectorLane | None = None
         if self.vectors is not None:
@@ -419,6 +422,7 @@ class SQLiteStore:
             if fresh_fts:
                 for stmt in s.FTS_RANK:
                     conn.execute(text(stmt))
+            fts_merges.configure(conn.connection.dbapi_connection)
             self._prepare_vectors(conn)
             entity_keys.migrate(conn)
             for ddl in (*GENERATIONS_DDL, *CYPHER_GENERATIONS_DDL):

@@ -55,6 +55,11 @@ them has run, and units queued after them wait for them.
 Commit hooks (``after_commit``) let a unit of work publish in-memory consequences (the
 vector lane's queue of rows to embed) only once its rows are durable; a rolled-back unit's
 hooks are dropped.
+
+Idle time is not wasted: once the lane has had nothing queued for ``fts_merges.IDLE_SECONDS``
+after a commit, it merges full-text segments one bounded step at a time (``use_merges``,
+``fts_merges.py``), each step its own short transaction, until FTS5 reports nothing left;
+a unit queued meanwhile waits behind one step at most.
 """
 
 from __future__ import annotations
@@ -68,13 +73,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from sqlalchemy import Connection
 
 from nams_local.errors import NamsError
 
 from .checkpoints import Checkpoints
+from .fts_merges import IDLE_SECONDS, FtsMerges
 from .write_lock import LockStats, WriterFileLock
 from .writer_stats import GroupStats
 
@@ -111,6 +117,10 @@ BACKGROUND_GROUP_COST = 24
 #: waits for room (``WriterLane.blocker``).
 MAX_QUEUED_UNITS = 256
 MAX_QUEUED_COST = 2048
+
+
+#: What ``WriterLane._next`` returns when the lane is idle and segments are to be merged.
+_MERGE: Final = "merge"
 
 
 def text_cost(chars: int, items: int = 1) -> int:
@@ -223,6 +233,8 @@ class WriterLane:
         self.lock_stats = LockStats()
         #: The lane's own WAL checkpoints, once it takes the writer lock (``use_lock``).
         self.checkpoints: Checkpoints | None = None
+        #: Full-text segments merged in idle time (``use_merges``), if the store asks.
+        self.merges: FtsMerges | None = None
         self._requests = _FairQueue()
         self._background = _FairQueue()
         self._calls: deque[_Job] = deque()
@@ -332,6 +344,11 @@ class WriterLane:
             self.checkpoints = Checkpoints()
             self.checkpoints.take_over(self.conn.connection.dbapi_connection)
 
+    def use_merges(self, merges: FtsMerges | None) -> None:
+        """Merge full-text segments whenever the lane is idle (``fts_merges.py``); on the
+        writer thread, after the schema exists."""
+        self.merges = merges
+
     @contextmanager
     def transaction(self, conn: Connection) -> Iterator[None]:
         """One write transaction on the writer's connection: the file's writer lock first
@@ -353,12 +370,17 @@ class WriterLane:
             self.checkpoints.committed(conn.connection.dbapi_connection)
 
     # -- the thread ----------------------------------------------------------------------
-    def _next(self) -> list[_Job] | None:
+    def _next(self) -> list[_Job] | Literal["merge"] | None:
         with self._cond:
             while not (self._requests or self._background or self._calls):
                 if self._stopping:
                     return None
-                self._cond.wait()
+                if self.merges is None or not self.merges.pending:
+                    self._cond.wait()
+                elif not self._cond.wait(IDLE_SECONDS) and not (
+                    self._requests or self._background or self._calls or self._stopping
+                ):
+                    return _MERGE  # idle since the last commit: one merge step
             barrier = self._calls[0].seq if self._calls else None
             background_head = self._background.oldest()
             if background_head is not None and (barrier is None or background_head.seq < barrier):
@@ -382,6 +404,9 @@ class WriterLane:
     def _loop(self) -> None:
         while True:
             batch = self._next()
+            if isinstance(batch, str):  # _MERGE
+                self._merge_step()
+                continue
             if batch is None:
                 self.stats.note(
                     {
@@ -391,6 +416,7 @@ class WriterLane:
                         "process_cpu": time.process_time(),
                         **self.lock_stats.as_dict(),
                         **(self.checkpoints.as_dict() if self.checkpoints else {}),
+                        **(self.merges.as_dict() if self.merges else {}),
                     }
                 )
                 self.stats.close()
@@ -409,6 +435,8 @@ class WriterLane:
             self.commits += 1
             self.units += len(batch)
             started, cpu = time.perf_counter(), time.thread_time()
+            if self.merges is not None:  # before any future resolves: its writer sees it
+                self.merges.committed()
             if len(batch) == 1:
                 self._alone(batch[0])
             else:
@@ -420,6 +448,19 @@ class WriterLane:
                 time.perf_counter() - started,
                 time.thread_time() - cpu,
             )
+
+    def _merge_step(self) -> None:
+        """One bounded merge of full-text segments in a transaction of its own; housekeeping,
+        so a failure is a warning and merging waits for the next commit."""
+        conn, merges = self.conn, self.merges
+        if conn is None or merges is None:
+            return
+        try:
+            with self.transaction(conn):
+                merges.step(conn.connection.dbapi_connection)
+        except Exception as error:
+            merges.forget()
+            log.warning("merging full-text segments failed: %r", error)
 
     def _alone(self, job: _Job) -> None:
         conn = self.conn

@@ -16,6 +16,7 @@ from nams_local.embeddings import HashingEmbedder
 from nams_local.errors import BackendUnavailableError
 
 from .files import SUFFIXES, messages_in, move_away
+from .merging import merges_settled
 
 
 def _open(path: Path) -> SQLiteBackend:
@@ -62,6 +63,9 @@ async def test_a_replaced_file_fails_requests_and_both_files_stay_whole(
         # Its vector is stored just after the ack (the vector lane): let that finish, so
         # the store's last look at the path is the replaced file, not the moment between.
         await backend.search_messages(conversation, "acknowledged before", mode="vector")
+        # Likewise the writer's idle-time merging of full-text segments, which looks at
+        # the file before each step: it would see the moment between and say "deleted".
+        await merges_settled(backend)
         move_away(path, kept)
         other = _open(path)  # someone puts another database at the path
         other_conversation = (await other.create_conversation("u2")).id
