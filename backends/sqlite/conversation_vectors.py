@@ -20,6 +20,7 @@ Scores are the same cosine similarities either way (a zero vector scores 0, as t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,10 @@ from .vectors import VectorIndex
 
 __all__ = [
     "MAX_EXACT_MESSAGES",
+    "ConversationVectors",
     "exact_scan_available",
+    "read_conversations",
+    "score_conversations",
     "search_conversation",
     "search_conversations",
 ]
@@ -72,29 +76,58 @@ def search_conversations(
     conversation pk: the exact scans of all of them in two statements (where the rows
     are, then their chunks), not two or three per conversation, which is what a turn's
     current and cross-session conversations cost before."""
-    out: dict[int, list[tuple[int, float]]] = {}
+    return score_conversations(conn, index, vector, read_conversations(conn, index, wanted))
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationVectors:
+    """What ``search_conversations`` reads before it needs the query vector: the vectors
+    of the conversations it scans exactly, and the conversations it leaves to the KNN.
+
+    Separate so a chat turn reads them while its query is still being embedded
+    (``turns.turn_reads``): only the products are left for after the vector arrives.
+    """
+
+    #: Conversation pk -> the best ``k`` wanted, for the exact scans.
+    exact: dict[int, int]
+    #: ``(conversation pk, vector rowid, chunk id, offset in the chunk)`` of their rows.
+    located: list[tuple[int, int, int, int]]
+    #: The chunks those rows are in, as packed float32 vectors.
+    chunks: dict[int, NDArray[np.float32]]
+    #: ``(conversation row, partition, k)`` searched by the index's KNN instead.
+    knn: list[tuple[Row[Any], str, int]]
+
+
+def read_conversations(
+    conn: Connection, index: VectorIndex, wanted: Sequence[tuple[Row[Any], str, int]]
+) -> ConversationVectors:
+    """The vectors of ``wanted``'s conversations (see ``ConversationVectors``)."""
     exact: dict[int, int] = {}
+    knn: list[tuple[Row[Any], str, int]] = []
     for conversation, part, k in wanted:
         if (
             index.kind != "sqlite-vec"
             or int(conversation.message_count or 0) > MAX_EXACT_MESSAGES
             or not exact_scan_available(conn, index.table)
         ):
-            out[int(conversation.pk)] = index.search(conn, vector, k, part, conversation.id)
+            knn.append((conversation, part, k))
         else:
             exact[int(conversation.pk)] = k
     if not exact:
-        return out
+        return ConversationVectors(exact, [], {}, knn)
     raw = raw_connection(conn)
     table = index.table
     marks = ", ".join("?" * len(exact))
-    located = raw.execute(
-        f"WITH p AS ({_OFFSETS}) SELECT m.conversation_pk, r.rowid, r.chunk_id, "
-        f'r.chunk_offset FROM messages AS m JOIN p JOIN "{table}_rowids" AS r '
-        f"ON r.rowid = m.pk + p.off WHERE m.conversation_pk IN ({marks})",
-        tuple(exact),
-    ).fetchall()
-    chunk_ids = sorted({int(row[2]) for row in located})
+    located = [
+        (int(conv_pk), int(rowid), int(chunk_id), int(offset))
+        for conv_pk, rowid, chunk_id, offset in raw.execute(
+            f"WITH p AS ({_OFFSETS}) SELECT m.conversation_pk, r.rowid, r.chunk_id, "
+            f'r.chunk_offset FROM messages AS m JOIN p JOIN "{table}_rowids" AS r '
+            f"ON r.rowid = m.pk + p.off WHERE m.conversation_pk IN ({marks})",
+            tuple(exact),
+        ).fetchall()
+    ]
+    chunk_ids = sorted({row[2] for row in located})
     chunks: dict[int, NDArray[np.float32]] = {}
     if chunk_ids:
         marks = ", ".join("?" * len(chunk_ids))
@@ -105,18 +138,32 @@ def search_conversations(
                 tuple(chunk_ids),
             ).fetchall()
         }
+    return ConversationVectors(exact, located, chunks, knn)
+
+
+def score_conversations(
+    conn: Connection,
+    index: VectorIndex,
+    vector: NDArray[np.float32],
+    read: ConversationVectors,
+) -> dict[int, list[tuple[int, float]]]:
+    """``search_conversations``' answer from what ``read_conversations`` read."""
+    out = {
+        int(conversation.pk): index.search(conn, vector, k, part, conversation.id)
+        for conversation, part, k in read.knn
+    }
     dim = int(vector.shape[0])
-    keys: dict[int, list[int]] = {pk: [] for pk in exact}
-    rows: dict[int, list[NDArray[np.float32]]] = {pk: [] for pk in exact}
-    for conv_pk, rowid, chunk_id, offset in located:
-        chunk = chunks.get(int(chunk_id))
-        at = int(offset) * dim
+    keys: dict[int, list[int]] = {pk: [] for pk in read.exact}
+    rows: dict[int, list[NDArray[np.float32]]] = {pk: [] for pk in read.exact}
+    for conv_pk, rowid, chunk_id, offset in read.located:
+        chunk = read.chunks.get(chunk_id)
+        at = offset * dim
         if chunk is None or at + dim > chunk.shape[0]:
             continue
-        keys[int(conv_pk)].append(int(rowid) % STRIDE)
-        rows[int(conv_pk)].append(chunk[at : at + dim])
+        keys[conv_pk].append(rowid % STRIDE)
+        rows[conv_pk].append(chunk[at : at + dim])
     query = np.ascontiguousarray(vector, dtype=np.float32)
-    for conv_pk, k in exact.items():
+    for conv_pk, k in read.exact.items():
         out[conv_pk] = _best(keys[conv_pk], rows[conv_pk], query, k)
     return out
 

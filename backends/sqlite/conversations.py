@@ -27,7 +27,12 @@ from nams_local.models import (
 
 from . import deferred_fts, prepared
 from . import schema as s
-from .conversation_vectors import search_conversation, search_conversations
+from .conversation_vectors import (
+    ConversationVectors,
+    read_conversations,
+    score_conversations,
+    search_conversation,
+)
 from .dbapi import raw_connection
 from .rows import (
     dumps,
@@ -321,6 +326,30 @@ def shared_text_hits(
     return bm25_each(ctx, wanted, query)
 
 
+def shared_vectors(
+    ctx: Ctx, wanted: Sequence[tuple[Row[Any], int]], mode: SearchMode
+) -> ConversationVectors | None:
+    """``rank_each``'s vectors of several conversations, read before the query vector is
+    needed (``read_conversations``); ``None`` when each searches on its own (one
+    conversation, text mode, no vectors). Separate so a turn reads them while its query
+    is still being embedded."""
+    vectors = ctx.vectors
+    if vectors is None or mode == "text" or len(wanted) < 2:
+        return None
+    return read_conversations(
+        ctx.conn,
+        vectors.messages,
+        [
+            (
+                conv,
+                message_partition(ctx.workspace, conv.user_id),
+                limit if mode == "vector" else candidates(limit),
+            )
+            for conv, limit in wanted
+        ],
+    )
+
+
 def rank_each(
     ctx: Ctx,
     wanted: Sequence[tuple[Row[Any], int]],
@@ -329,26 +358,19 @@ def rank_each(
     mode: SearchMode,
     weight: float,
     text_hits: dict[int, list[tuple[int, float]]] | None,
+    read: ConversationVectors | None = None,
 ) -> dict[int, list[Ranked]]:
     """``rank_in`` for each ``(conversation, limit)``, keyed by conversation pk; ``text_hits``
     what ``shared_text_hits`` read for them (``None``: each reads its own). Their vector
-    searches run together (``search_conversations``: two statements for all of them)."""
+    searches run together (``search_conversations``: two statements for all of them);
+    ``read``: what ``shared_vectors`` read of them already."""
     vector_hits: dict[int, list[tuple[int, float]]] | None = None
     vectors = ctx.vectors
-    if vectors is not None and query_vector is not None and mode != "text" and len(wanted) > 1:
-        vector_hits = search_conversations(
-            ctx.conn,
-            vectors.messages,
-            query_vector,
-            [
-                (
-                    conv,
-                    message_partition(ctx.workspace, conv.user_id),
-                    limit if mode == "vector" else candidates(limit),
-                )
-                for conv, limit in wanted
-            ],
-        )
+    if vectors is not None and query_vector is not None:
+        if read is None:
+            read = shared_vectors(ctx, wanted, mode)
+        if read is not None:
+            vector_hits = score_conversations(ctx.conn, vectors.messages, query_vector, read)
     return {
         conv.pk: rank_in(
             ctx,

@@ -12,7 +12,8 @@ extraction, another tenant's bulk write).
 
 The query vector arrives as a ``VectorSource``: the turn's SQL that needs no vector (the
 conversation and the user's other conversations, their steps, the full-text hits of
-messages and entities) runs first, while the model is still embedding the query on its
+messages and entities, and the conversations' message vectors, read but not yet scored)
+runs first, while the model is still embedding the query on its
 own thread (``SQLiteBackend.recall_turn`` starts it and submits this job at once), and
 only then does the job wait for the vector. A turn costs the longer of the two, not their
 sum: on the 100k ``turn`` store the text SQL is ~3-4 ms of CPU and the model ~3-5 ms.
@@ -43,6 +44,7 @@ from .conversations import (
     materialise,
     rank_each,
     shared_text_hits,
+    shared_vectors,
     steps_of,
     user_conversations,
 )
@@ -151,9 +153,10 @@ def turn_reads(
         if text and request.user_entity
         else None
     )
+    message_vectors = shared_vectors(ctx, wanted, mode)  # the rows, not yet their scores
     # With the vector.
     vector = query_vector()
-    ranked = rank_each(ctx, wanted, query, vector, mode, weight, message_text)
+    ranked = rank_each(ctx, wanted, query, vector, mode, weight, message_text, message_vectors)
     messages = materialise(ctx, ranked)
     found = ranked_entities(
         ctx, query, vector, None, request.entity_limit, mode, weight, entity_text

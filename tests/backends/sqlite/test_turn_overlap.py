@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from backends.sqlite import SQLiteBackend, turns
+from backends.sqlite import SQLiteBackend, conversations, turns
 from backends.sqlite.store import Ctx
 from backends.sqlite.vector_lane import conversation_key
 from nams_local import NewMessage
@@ -155,3 +155,30 @@ async def test_queued_message_vectors_are_embedded_before_the_transaction(
 
 def _ctx(backend: SQLiteBackend) -> Ctx:
     return Ctx(backend.store, backend.workspace)
+
+
+async def test_the_conversations_vectors_are_read_while_the_model_runs(
+    gated: tuple[SQLiteBackend, GateEmbedder, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the products wait for the query vector: the rows of the conversations' message
+    vectors are read while the model is still held."""
+    backend, embedder, conv = gated
+    read = conversations.read_conversations
+    model_held: list[bool] = []
+
+    def recording(*args: Any) -> Any:
+        model_held.append(not embedder.gate.is_set())
+        return read(*args)
+
+    monkeypatch.setattr(conversations, "read_conversations", recording)
+    turn = asyncio.ensure_future(backend.recall_turn(full_request(conv, f"{GATED} lima")))
+    await _until(embedder.waiting)
+    deadline = asyncio.get_running_loop().time() + DEADLINE
+    while not model_held:
+        assert asyncio.get_running_loop().time() < deadline, "no vectors read while embedding"
+        await asyncio.sleep(0.005)
+    embedder.gate.set()
+    recall = await asyncio.wait_for(turn, DEADLINE)
+    assert model_held == [True]
+    assert [m.content for m in recall.messages][:1] == ["Lima sits between hills."]
+    assert [g.messages[0].content for g in recall.cross_session] == ["I moved to Lima."]
