@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from backends.sqlite import SQLiteBackend, conversations, turns
+from backends.sqlite import SQLiteBackend, conversation_vectors, conversations, turns
 from backends.sqlite.store import Ctx
 from backends.sqlite.vector_lane import conversation_key
 from nams_local import NewMessage
@@ -163,7 +163,7 @@ async def test_the_conversations_vectors_are_read_while_the_model_runs(
     """Only the products wait for the query vector: the rows of the conversations' message
     vectors are read while the model is still held."""
     backend, embedder, conv = gated
-    read = conversations.read_conversations
+    read = conversation_vectors.read_conversations
     model_held: list[bool] = []
 
     def recording(*args: Any) -> Any:
