@@ -310,7 +310,7 @@ def serve_on(
         access_log=False,
         lifespan="on",
         loop=runtime.loop_choice(),
-        http=runtime.http_choice(),
+        http=runtime.http_protocol(),
         proxy_headers=False,
     )
     server = ReadyServer(config, on_ready=on_ready)
