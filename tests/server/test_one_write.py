@@ -103,7 +103,7 @@ def test_a_streamed_answer_and_an_empty_one_keep_their_framing() -> None:
         return Response(b"ok")
 
     @app.get("/empty")
-    async def empty() -> Response:
+    async def no_content() -> Response:
         return Response(status_code=204)
 
     @app.get("/stream")
@@ -120,7 +120,8 @@ def test_a_streamed_answer_and_an_empty_one_keep_their_framing() -> None:
         assert b"transfer-encoding: chunked" in head
         assert body == b"5\r\nalpha\r\n4\r\nbeta\r\n5\r\ngamma\r\n0\r\n\r\n"
         conn.sendall(_get("/empty"))
-        empty = b""
-        while b"\r\n\r\n" not in empty:
-            empty += conn.recv(65536)
-        assert empty.startswith(b"HTTP/1.1 204 No Content\r\n") and empty.endswith(b"\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += conn.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 204 No Content\r\n")
+        assert answer.endswith(b"\r\n\r\n")
