@@ -98,17 +98,29 @@ class _Waiter:
     future: Future[None] = field(default_factory=Future)
 
 
-#: Runs a unit of work on the writer thread and returns once it has committed.
-RunOnWriter = Callable[[Callable[[Connection], None]], None]
+#: Queues a unit of work on the writer thread; the future is done once it has committed.
+QueueOnWriter = Callable[[Callable[[Connection], None]], "Future[None]"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Storing:
+    """A batch whose vectors were handed to the writer."""
+
+    batch: list[tuple[int, QueuedVector]]
+    items: list[QueuedVector]
+    vectors: Vectors
+    future: Future[None]
 
 
 class VectorLane:
     """The embedding thread of a store (see the module docstring)."""
 
-    def __init__(self, embedder: Embedder, index: VectorIndex, run_on_writer: RunOnWriter) -> None:
+    def __init__(
+        self, embedder: Embedder, index: VectorIndex, queue_on_writer: QueueOnWriter
+    ) -> None:
         self._embedder = embedder
         self._index = index
-        self._run_on_writer = run_on_writer
+        self._queue_on_writer = queue_on_writer
         self._cond = threading.Condition()
         self._queue: list[tuple[int, QueuedVector]] = []
         self._seq = 0
@@ -119,8 +131,8 @@ class VectorLane:
         self._room: list[Future[None]] = []
         self._drained: list[Future[None]] = []
         self._stopping = False
-        #: Batches done so far, and whether one is being embedded now (a waiting reader's
-        #: signs of progress).
+        #: Batches done so far, and whether one is being embedded or stored now (a waiting
+        #: reader's signs of progress).
         self.batches = 0
         self._working = False
         self._thread = threading.Thread(target=self._loop, name="nams-sqlite-embed", daemon=True)
@@ -225,20 +237,76 @@ class VectorLane:
 
     # -- the thread ----------------------------------------------------------------------
     def _loop(self) -> None:
+        """Embed a batch, then hand its vectors to the writer and embed the next batch
+        while they are stored: the model never idles through a writer round trip (a
+        queued writer unit waits for the group in progress), and a batch's rows are
+        released to their readers once its vectors have committed."""
+        storing: _Storing | None = None
         while True:
             with self._cond:
-                while not self._queue and not self._stopping:
+                while not self._queue and not self._stopping and storing is None:
                     self._cond.wait()
-                if not self._queue:
-                    return
-                batch = self._next_batch()
-                self._working = True
+                batch = self._next_batch() if self._queue else None
+                self._working = batch is not None or storing is not None
+            if batch is None:
+                if storing is None:
+                    return  # stopping, and nothing is left
+                self._finish(storing)
+                storing = None
+                continue
+            items = [item for _, item in batch]
+            vectors = self._embed(items)
+            if storing is not None:
+                self._finish(storing)
+                storing = None
+            if vectors is None:
+                self._done(batch)
+            else:
+                storing = _Storing(batch, items, vectors, self._store(items, vectors))
+
+    def _embed(self, items: list[QueuedVector]) -> Vectors | None:
+        for attempt in range(1, _ATTEMPTS + 1):
             try:
-                self._embed_and_store([item for _, item in batch])
-            finally:
-                self.batches += 1
-                self._working = False
-                self._release(batch)
+                return self._embedder.embed([item.text for item in items])
+            except Exception as error:
+                if attempt == _ATTEMPTS:
+                    self._gave_up(items, error)
+                    return None
+                time.sleep(0.05 * attempt)
+        return None  # pragma: no cover - the loop returns
+
+    def _store(self, items: list[QueuedVector], vectors: Vectors) -> Future[None]:
+        unit = functools.partial(store_vectors, index=self._index, items=items, vectors=vectors)
+        return self._queue_on_writer(unit)
+
+    def _finish(self, storing: _Storing) -> None:
+        """Wait for a batch's vectors to commit (storing them again if that failed), then
+        release its rows."""
+        future = storing.future
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                future.result()
+                break
+            except Exception as error:
+                if attempt == _ATTEMPTS:
+                    self._gave_up(storing.items, error)
+                    break
+                time.sleep(0.05 * attempt)
+                future = self._store(storing.items, storing.vectors)
+        self._done(storing.batch)
+
+    def _done(self, batch: list[tuple[int, QueuedVector]]) -> None:
+        self.batches += 1
+        self._release(batch)
+
+    @staticmethod
+    def _gave_up(items: list[QueuedVector], error: Exception) -> None:
+        log.warning(
+            "embedding %d queued messages failed (%r); they stay queued and are "
+            "embedded when the store is next opened",
+            len(items),
+            error,
+        )
 
     def _next_batch(self) -> list[tuple[int, QueuedVector]]:
         """Up to ``BATCH`` queued rows (under the lock): rows a search is waiting for first,
@@ -263,27 +331,6 @@ class VectorLane:
         batch = [queue[at] for at in sorted(picked)]
         self._queue = [entry for at, entry in enumerate(queue) if at not in picked]
         return batch
-
-    def _embed_and_store(self, items: list[QueuedVector]) -> None:
-        for attempt in range(1, _ATTEMPTS + 1):
-            try:
-                vectors = self._embedder.embed([item.text for item in items])
-                self._run_on_writer(
-                    functools.partial(
-                        store_vectors, index=self._index, items=items, vectors=vectors
-                    )
-                )
-                return
-            except Exception as error:
-                if attempt == _ATTEMPTS:
-                    log.warning(
-                        "embedding %d queued messages failed (%r); they stay queued and are "
-                        "embedded when the store is next opened",
-                        len(items),
-                        error,
-                    )
-                    return
-                time.sleep(0.05 * attempt)
 
     def _release(self, batch: list[tuple[int, QueuedVector]]) -> None:
         ready: list[Future[None]] = []
