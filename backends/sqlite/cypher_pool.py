@@ -55,7 +55,7 @@ _KILL_GRACE = 1.0
 #: Reads the workspace's projection and the graph version it is of.
 Loader = Callable[[], Awaitable[tuple[int, Projection]]]
 
-__all__ = ["DEFAULT_CYPHER_TIMEOUT", "CypherLimits", "CypherPool", "without_main"]
+__all__ = ["DEFAULT_CYPHER_TIMEOUT", "CypherLimits", "CypherPool"]
 
 #: Seconds a query may run (``nams-local serve --cypher-timeout``).
 DEFAULT_CYPHER_TIMEOUT = 5.0
@@ -106,14 +106,14 @@ _STARTING = threading.Lock()
 
 
 @contextlib.contextmanager
-def without_main() -> Iterator[None]:
-    """Start a child process without re-running the caller's main module in it.
+def _without_main() -> Iterator[None]:
+    """Start a worker without re-running the caller's main module in it.
 
     multiprocessing makes every child import ``__main__`` (to find functions defined
     there); a script that queries at top level, without the ``if __name__ ==
     "__main__"`` idiom, would then run again in each worker. The worker's target lives in
-    a module of the package, so the preparation data's main-module entries are dropped, only
-    while one child starts (under a lock). The extraction process starts the same way."""
+    this module, so the preparation data's main-module entries are dropped, only while one
+    of these workers starts (under a lock)."""
     original = mp_spawn.get_preparation_data
 
     def prepared(name: str) -> dict[str, Any]:
@@ -153,7 +153,7 @@ class _Worker:
             daemon=True,
             name="nams-cypher-worker",
         )
-        with without_main():
+        with _without_main():
             self.process.start()
         _lower_priority(self.pid)
         child.close()  # so the parent sees EOF when the worker dies

@@ -44,14 +44,14 @@ from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
 from nams_local.extraction import (
     USER_DESCRIPTION,
+    Extraction,
+    ExtractionInput,
     Extractor,
     RuleExtractor,
     SkipEntity,
     Summariser,
-    offload,
 )
 
-from . import extraction_process
 from . import extraction_queue as q
 from . import graph_writes as g
 from . import summaries as sm
@@ -82,6 +82,8 @@ ExtractionMode = Literal["sync", "background", "off"]
 #: An observation summarises this many messages; a reflection this many observations.
 DEFAULT_OBSERVATION_EVERY = 10
 DEFAULT_REFLECTION_EVERY = 3
+#: Preceding messages handed to the extractor as context.
+RECENT_CONTEXT = 4
 #: Pending messages one unit of work of queued extraction takes at most.
 EXTRACTION_BATCH = 64
 #: What one unit of work applying extractions writes at most: messages plus their
@@ -385,25 +387,30 @@ class Pipeline:
         self, pending: Sequence[sm.PendingMessage], known: str | None
     ) -> list[g.MessageExtraction]:
         """Run the extractor over each pending message, in order (a message's failure is
-        its own: it is recorded, the rest go on). A server's built-in rule extractor runs
-        in its own process (``extraction_process.py``), off the GIL every request needs."""
+        its own: it is recorded, the rest go on)."""
         extractor = self.config.extractor
         assert extractor is not None
-        items = [(message.id, message.content, message.role) for message in pending]
-        outcomes = None
-        if self.config.mode == "background" and isinstance(extractor, RuleExtractor):
+        results: list[g.MessageExtraction] = []
+        recent: list[str] = []
+        for message in pending:
             try:
-                outcomes = await extraction_process.shared().run(items, known)
-            except (EOFError, OSError) as error:  # the child died: extract here, as before
-                log.warning("the extraction process failed (%r); extracting in process", error)
-            else:
-                extractor.remember(items, known, outcomes)
-        if outcomes is None:
-            outcomes = await offload.extract_run(extractor, items, known)
-        return [
-            g.MessageExtraction(message, found, error)
-            for message, (found, error) in zip(pending, outcomes, strict=True)
-        ]
+                found: Extraction | None = await extractor.extract(
+                    ExtractionInput(
+                        text=message.content,
+                        role=message.role,
+                        user_name=known,
+                        recent=tuple(recent[-RECENT_CONTEXT:]),
+                    )
+                )
+                error = None
+            except Exception as failure:
+                log.warning("extracting message %s failed: %r", message.id, failure)
+                found, error = None, f"{type(failure).__name__}: {failure}"
+            results.append(g.MessageExtraction(message, found, error))
+            recent.append(message.content)
+            if found is not None and found.user_name:
+                known = known or found.user_name
+        return results
 
     async def _entity_vectors(
         self, results: Sequence[g.MessageExtraction]

@@ -31,7 +31,6 @@ import bisect
 import itertools
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import replace
 
 from .candidates import (
@@ -223,30 +222,11 @@ class RuleExtractor:
             found = await asyncio.to_thread(extract_sync, message)
         else:
             found = extract_sync(message)
-        self._keep(key, found)
-        return found
-
-    def remember(
-        self,
-        items: Sequence[tuple[str, str, str]],
-        known: str | None,
-        outcomes: Sequence[tuple[Extraction | None, str | None]],
-    ) -> None:
-        """Cache what another instance (the extraction process) found for a run of
-        ``(id, text, role)`` messages that began knowing the user's name ``known``, so the
-        summariser asking again for the same messages' facts is answered here."""
-        for (_, text, role), (found, _) in zip(items, outcomes, strict=True):
-            if found is None:
-                continue
-            self._keep((text, role, known), found)
-            known = known or found.user_name
-
-    def _keep(self, key: tuple[str, str, str | None], found: Extraction) -> None:
         if self.cache_size > 0:
             self._cache[key] = found
-            self._cache.move_to_end(key)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
+        return found
 
 
 #: Only the first this many characters of a message are read: chat turns are far shorter,
