@@ -30,6 +30,7 @@ vector search in a scope with leftovers waits for them as it would for a fresh w
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import threading
@@ -104,12 +105,12 @@ QueueOnWriter = Callable[[Callable[[Connection], None]], "Future[None]"]
 
 @dataclass(frozen=True, slots=True)
 class _Storing:
-    """A batch whose vectors were handed to the writer."""
+    """A batch whose vectors were handed to the writer (``attempt``: which time)."""
 
     batch: list[tuple[int, QueuedVector]]
     items: list[QueuedVector]
     vectors: Vectors
-    future: Future[None]
+    attempt: int
 
 
 class VectorLane:
@@ -131,10 +132,11 @@ class VectorLane:
         self._room: list[Future[None]] = []
         self._drained: list[Future[None]] = []
         self._stopping = False
-        #: Batches done so far, and whether one is being embedded or stored now (a waiting
-        #: reader's signs of progress).
+        #: Batches done so far, whether one is being embedded now and how many are being
+        #: stored (a waiting reader's signs of progress).
         self.batches = 0
-        self._working = False
+        self._embedding = False
+        self._storing = 0
         self._thread = threading.Thread(target=self._loop, name="nams-sqlite-embed", daemon=True)
         self._thread.start()
 
@@ -237,32 +239,33 @@ class VectorLane:
 
     # -- the thread ----------------------------------------------------------------------
     def _loop(self) -> None:
-        """Embed a batch, then hand its vectors to the writer and embed the next batch
-        while they are stored: the model never idles through a writer round trip (a
-        queued writer unit waits for the group in progress), and a batch's rows are
-        released to their readers once its vectors have committed."""
-        storing: _Storing | None = None
+        """Embed a batch, hand its vectors to the writer and go on to the next batch while
+        they are stored: the model never idles through a writer round trip (a queued
+        writer unit waits for the group in progress). A batch's rows are released to
+        their readers the moment its vectors commit (``_stored``, on the writer thread)."""
         while True:
             with self._cond:
-                while not self._queue and not self._stopping and storing is None:
+                while not self._queue and not self._stopping:
                     self._cond.wait()
-                batch = self._next_batch() if self._queue else None
-                self._working = batch is not None or storing is not None
-            if batch is None:
-                if storing is None:
-                    return  # stopping, and nothing is left
-                self._finish(storing)
-                storing = None
-                continue
+                if not self._queue:
+                    return
+                batch = self._next_batch()
+                self._embedding = True
             items = [item for _, item in batch]
-            vectors = self._embed(items)
-            if storing is not None:
-                self._finish(storing)
-                storing = None
+            try:
+                vectors = self._embed(items)
+            finally:
+                self._embedding = False
             if vectors is None:
                 self._done(batch)
             else:
-                storing = _Storing(batch, items, vectors, self._store(items, vectors))
+                self._store(_Storing(batch, items, vectors, 1))
+
+    @property
+    def _working(self) -> bool:
+        """Whether a batch is being embedded or stored (a waiting reader's sign of
+        progress, with ``batches``)."""
+        return self._embedding or self._storing > 0
 
     def _embed(self, items: list[QueuedVector]) -> Vectors | None:
         for attempt in range(1, _ATTEMPTS + 1):
@@ -275,32 +278,34 @@ class VectorLane:
                 time.sleep(0.05 * attempt)
         return None  # pragma: no cover - the loop returns
 
-    def _store(self, items: list[QueuedVector], vectors: Vectors) -> Future[None]:
-        unit = functools.partial(store_vectors, index=self._index, items=items, vectors=vectors)
-        return self._queue_on_writer(unit)
+    def _store(self, storing: _Storing) -> None:
+        unit = functools.partial(
+            store_vectors, index=self._index, items=storing.items, vectors=storing.vectors
+        )
+        with self._cond:
+            self._storing += 1
+        self._queue_on_writer(unit).add_done_callback(functools.partial(self._stored, storing))
 
-    def _finish(self, storing: _Storing) -> None:
-        """Wait for a batch's vectors to commit (storing them again if that failed), then
-        release its rows."""
-        future = storing.future
-        for attempt in range(1, _ATTEMPTS + 1):
-            try:
-                future.result()
-                break
-            except Exception as error:
-                if attempt == _ATTEMPTS:
-                    self._gave_up(storing.items, error)
-                    break
-                time.sleep(0.05 * attempt)
-                future = self._store(storing.items, storing.vectors)
+    def _stored(self, storing: _Storing, future: Future[None]) -> None:
+        """The writer committed (or failed) a batch's vectors: release its rows, or store
+        them again (``_ATTEMPTS`` times in all)."""
+        with self._cond:
+            self._storing -= 1
+        error = future.exception()
+        if error is not None and storing.attempt < _ATTEMPTS:
+            self._store(dataclasses.replace(storing, attempt=storing.attempt + 1))
+            return
+        if error is not None:
+            self._gave_up(storing.items, error)
         self._done(storing.batch)
 
     def _done(self, batch: list[tuple[int, QueuedVector]]) -> None:
-        self.batches += 1
+        with self._cond:
+            self.batches += 1
         self._release(batch)
 
     @staticmethod
-    def _gave_up(items: list[QueuedVector], error: Exception) -> None:
+    def _gave_up(items: list[QueuedVector], error: BaseException) -> None:
         log.warning(
             "embedding %d queued messages failed (%r); they stay queued and are "
             "embedded when the store is next opened",
