@@ -57,26 +57,45 @@ _MODES = ("text", "vector", "hybrid")
 Call = Callable[[str, int, dict[str, Any], MemoryBackend, Principal], Awaitable[Any]]
 
 
+def _fields(body: dict[str, Any], wanted: dict[str, Field]) -> dict[str, Any]:
+    """``body``'s ``wanted`` fields (``name: (default, plain)``), each present or defaulted
+    and of the plain type; anything else is FastAPI's to judge (``_Fallback``)."""
+    found = {name: body.get(name, default) for name, (default, _) in wanted.items()}
+    if not all(plain(found[name]) for name, (_, plain) in wanted.items()):
+        raise _Fallback
+    return found
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+#: A field's default (``_MISSING``: required, of no plain type) and its plain type.
+Field = tuple[Any, Callable[[Any], bool]]
+_MISSING = object()
+_ADD: dict[str, Field] = {
+    "role": (_MISSING, _is_str),
+    "content": (_MISSING, _is_str),
+    "metadata": (None, lambda value: value is None or type(value) is dict),
+}
+_SEARCH: dict[str, Field] = {
+    "query": (_MISSING, _is_str),
+    "limit": (DEFAULT_SEARCH_LIMIT, lambda value: type(value) is int),
+    "mode": (None, lambda value: value is None or (type(value) is str and value in _MODES)),
+}
+
+
 def _add_message(
     cid: str, _: int, body: dict[str, Any], backend: MemoryBackend, __: Principal
 ) -> Awaitable[Any]:
-    role, content, metadata = body.get("role"), body.get("content"), body.get("metadata")
-    if type(role) is not str or type(content) is not str:
-        raise _Fallback
-    if metadata is not None and type(metadata) is not dict:
-        raise _Fallback
-    model = AddMessageBody.model_construct(role=role, content=content, metadata=metadata)
+    model = AddMessageBody.model_construct(**_fields(body, _ADD))
     return routes.add_message(cid, model, backend)
 
 
 def _search(
     cid: str, _: int, body: dict[str, Any], backend: MemoryBackend, __: Principal
 ) -> Awaitable[Any]:
-    query, mode = body.get("query"), body.get("mode")
-    limit = body.get("limit", DEFAULT_SEARCH_LIMIT)
-    if type(query) is not str or type(limit) is not int or not _is_mode(mode):
-        raise _Fallback
-    model = SearchMessagesBody.model_construct(query=query, limit=limit, mode=mode)
+    model = SearchMessagesBody.model_construct(**_fields(body, _SEARCH))
     return routes.search_messages(cid, model, backend)
 
 
@@ -96,10 +115,6 @@ def _list_messages(
     cid: str, limit: int, _: dict[str, Any], backend: MemoryBackend, __: Principal
 ) -> Awaitable[Any]:
     return routes.list_messages(cid, backend, limit)
-
-
-def _is_mode(value: Any) -> bool:
-    return value is None or (type(value) is str and value in _MODES)
 
 
 class _Fallback(Exception):

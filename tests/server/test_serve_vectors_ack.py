@@ -5,24 +5,14 @@ write is left in ``vector_queue``, so a vector search right after the ack waits 
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import httpx
 
 from backends.sqlite import SQLiteBackend
+from tests.backends.sqlite.files import queued_vectors
 
 from .processes import serve_process
-
-
-def _queued(db: Path, driver: str) -> int:
-    """Rows still waiting for a vector, read through the engine's own SQLite library."""
-    conn = importlib.import_module(driver).connect(str(db))
-    try:
-        (count,) = conn.execute("SELECT count(*) FROM vector_queue").fetchone()
-    finally:
-        conn.close()
-    return int(count)
 
 
 async def test_one_serve_process_acks_a_message_once_its_vector_is_stored(tmp_path: Path) -> None:
@@ -41,7 +31,7 @@ async def test_one_serve_process_acks_a_message_once_its_vector_is_stored(tmp_pa
                     f"/v1/conversations/{cid}/messages", json={"role": "user", "content": text}
                 )
                 assert added.status_code == 201
-                assert _queued(db, driver) == 0, "acknowledged with its vector still queued"
+                assert queued_vectors(db, driver) == 0, "acknowledged with its vector still queued"
             found = await http.post(
                 f"/v1/conversations/{cid}/search", json={"query": "violin", "mode": "vector"}
             )
