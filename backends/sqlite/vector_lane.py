@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import itertools
 import logging
 import threading
 import time
@@ -48,6 +49,7 @@ from .vectors import VectorIndex, Vectors
 
 __all__ = [
     "BATCH",
+    "BATCH_COST",
     "MAX_BACKLOG",
     "READ_WAIT_MAX_SECONDS",
     "READ_WAIT_SECONDS",
@@ -56,12 +58,25 @@ __all__ = [
     "conversation_key",
     "partition_key",
     "queued_leftovers",
+    "text_cost",
 ]
 
 log = logging.getLogger("nams_local.sqlite")
 
 #: Texts embedded together at most.
 BATCH = 64
+#: Text embedded together at most, as ``text_cost`` counts it: 64 chat messages of ~250
+#: characters, or about 13 texts the model reads to its limit.
+BATCH_COST = 16_000
+#: The characters of a text that count: the model reads 256 tokens at most (about this).
+_COST_CHARS = 1_200
+
+
+def text_cost(text: str) -> int:
+    """What a text costs the model, in characters (it truncates long ones)."""
+    return min(len(text), _COST_CHARS)
+
+
 #: Queued rows beyond which writers wait for the lane (they resume at half of it).
 MAX_BACKLOG = 1024
 #: How long a vector search waits for its own scope's queued rows while the lane stores
@@ -91,6 +106,11 @@ class QueuedVector:
 
     def scopes(self) -> tuple[str, str]:
         return conversation_key(self.conversation_id), partition_key(self.partition)
+
+    @property
+    def workspace(self) -> str:
+        """The workspace the row belongs to (its partition is ``workspace\x1fuser``)."""
+        return self.partition.partition("\x1f")[0]
 
 
 @dataclass(eq=False)
@@ -314,25 +334,36 @@ class VectorLane:
         )
 
     def _next_batch(self) -> list[tuple[int, QueuedVector]]:
-        """Up to ``BATCH`` queued rows (under the lock): rows a search is waiting for first,
-        then the oldest. A search's own scope need not wait behind a backlog of rows no
-        reader is waiting for (a bulk ingest, leftovers, another tenant's burst); at least
-        ``BATCH // 8`` rows of each batch are the oldest, so every row gets its turn."""
+        """Up to ``BATCH`` queued rows and ``BATCH_COST`` of text (under the lock): rows a
+        reader or a write's acknowledgement is waiting for first, taken in turn from each
+        workspace that has some, then the oldest. A waiting scope need not wait behind a
+        backlog of rows nobody waits for (a bulk ingest, leftovers), nor behind another
+        workspace's waited rows: one tenant's bulk of long messages is a few rows of each
+        batch, not whole batches. At least ``BATCH // 8`` rows of each batch are the oldest,
+        so every row gets its turn; a batch holds at least one row, however long."""
         queue = self._queue
-        if len(queue) <= BATCH or not self._waiters:
-            batch, self._queue = queue[:BATCH], queue[BATCH:]
-            return batch
+        turns: dict[str, list[int]] = {}
         wanted = self._waiters.keys()
-        picked: set[int] = set()
-        for at, (_, item) in enumerate(queue):
-            if len(picked) >= BATCH - BATCH // 8:
-                break
-            if not wanted.isdisjoint(item.scopes()):
-                picked.add(at)
-        for at in range(len(queue)):
+        if wanted:
+            for at, (_, item) in enumerate(queue):
+                if not wanted.isdisjoint(item.scopes()):
+                    turns.setdefault(item.workspace, []).append(at)
+        waited = [at for round_ in itertools.zip_longest(*turns.values()) for at in round_]
+        picked: dict[int, None] = {}
+        spent = 0
+        for at in itertools.chain(
+            itertools.islice((at for at in waited if at is not None), BATCH - BATCH // 8),
+            range(len(queue)),
+        ):
             if len(picked) >= BATCH:
                 break
-            picked.add(at)
+            if at in picked:
+                continue
+            cost = text_cost(queue[at][1].text)
+            if picked and spent + cost > BATCH_COST:
+                break
+            picked[at] = None
+            spent += cost
         batch = [queue[at] for at in sorted(picked)]
         self._queue = [entry for at, entry in enumerate(queue) if at not in picked]
         return batch
