@@ -277,9 +277,10 @@ class SQLiteStore:
             claimed, self._resume_claimed = self._resume_claimed, True
         return not claimed
 
-    def _on_writer(self, unit: Callable[[Connection], None]) -> None:
-        """Run ``unit(conn)`` as a unit of work and wait for its commit (lane threads)."""
-        self._writer.unit(unit, (self.conn,), {}).result()
+    def _on_writer(self, unit: Callable[[Connection], None]) -> Future[None]:
+        """Queue ``unit(conn)`` as a unit of work; the future is done once it has committed
+        (the vector lane's thread)."""
+        return self._writer.unit(unit, (self.conn,), {})
 
     def queue_unit(
         self, cost: int, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs

@@ -30,7 +30,9 @@ vector search in a scope with leftovers waits for them as it would for a fresh w
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
+import itertools
 import logging
 import threading
 import time
@@ -47,6 +49,7 @@ from .vectors import VectorIndex, Vectors
 
 __all__ = [
     "BATCH",
+    "BATCH_COST",
     "MAX_BACKLOG",
     "READ_WAIT_MAX_SECONDS",
     "READ_WAIT_SECONDS",
@@ -55,12 +58,25 @@ __all__ = [
     "conversation_key",
     "partition_key",
     "queued_leftovers",
+    "text_cost",
 ]
 
 log = logging.getLogger("nams_local.sqlite")
 
 #: Texts embedded together at most.
 BATCH = 64
+#: Text embedded together at most, as ``text_cost`` counts it: 64 chat messages of ~250
+#: characters, or about 13 texts the model reads to its limit.
+BATCH_COST = 16_000
+#: The characters of a text that count: the model reads 256 tokens at most (about this).
+_COST_CHARS = 1_200
+
+
+def text_cost(text: str) -> int:
+    """What a text costs the model, in characters (it truncates long ones)."""
+    return min(len(text), _COST_CHARS)
+
+
 #: Queued rows beyond which writers wait for the lane (they resume at half of it).
 MAX_BACKLOG = 1024
 #: How long a vector search waits for its own scope's queued rows while the lane stores
@@ -91,6 +107,11 @@ class QueuedVector:
     def scopes(self) -> tuple[str, str]:
         return conversation_key(self.conversation_id), partition_key(self.partition)
 
+    @property
+    def workspace(self) -> str:
+        """The workspace the row belongs to (its partition is ``workspace\x1fuser``)."""
+        return self.partition.partition("\x1f")[0]
+
 
 @dataclass(eq=False)
 class _Waiter:
@@ -98,17 +119,29 @@ class _Waiter:
     future: Future[None] = field(default_factory=Future)
 
 
-#: Runs a unit of work on the writer thread and returns once it has committed.
-RunOnWriter = Callable[[Callable[[Connection], None]], None]
+#: Queues a unit of work on the writer thread; the future is done once it has committed.
+QueueOnWriter = Callable[[Callable[[Connection], None]], "Future[None]"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Storing:
+    """A batch whose vectors were handed to the writer (``attempt``: which time)."""
+
+    batch: list[tuple[int, QueuedVector]]
+    items: list[QueuedVector]
+    vectors: Vectors
+    attempt: int
 
 
 class VectorLane:
     """The embedding thread of a store (see the module docstring)."""
 
-    def __init__(self, embedder: Embedder, index: VectorIndex, run_on_writer: RunOnWriter) -> None:
+    def __init__(
+        self, embedder: Embedder, index: VectorIndex, queue_on_writer: QueueOnWriter
+    ) -> None:
         self._embedder = embedder
         self._index = index
-        self._run_on_writer = run_on_writer
+        self._queue_on_writer = queue_on_writer
         self._cond = threading.Condition()
         self._queue: list[tuple[int, QueuedVector]] = []
         self._seq = 0
@@ -119,10 +152,11 @@ class VectorLane:
         self._room: list[Future[None]] = []
         self._drained: list[Future[None]] = []
         self._stopping = False
-        #: Batches done so far, and whether one is being embedded now (a waiting reader's
-        #: signs of progress).
+        #: Batches done so far, whether one is being embedded now and how many are being
+        #: stored (a waiting reader's signs of progress).
         self.batches = 0
-        self._working = False
+        self._embedding = False
+        self._storing = 0
         self._thread = threading.Thread(target=self._loop, name="nams-sqlite-embed", daemon=True)
         self._thread.start()
 
@@ -225,6 +259,10 @@ class VectorLane:
 
     # -- the thread ----------------------------------------------------------------------
     def _loop(self) -> None:
+        """Embed a batch, hand its vectors to the writer and go on to the next batch while
+        they are stored: the model never idles through a writer round trip (a queued
+        writer unit waits for the group in progress). A batch's rows are released to
+        their readers the moment its vectors commit (``_stored``, on the writer thread)."""
         while True:
             with self._cond:
                 while not self._queue and not self._stopping:
@@ -232,58 +270,103 @@ class VectorLane:
                 if not self._queue:
                     return
                 batch = self._next_batch()
-                self._working = True
+                self._embedding = True
+            items = [item for _, item in batch]
             try:
-                self._embed_and_store([item for _, item in batch])
+                vectors = self._embed(items)
             finally:
-                self.batches += 1
-                self._working = False
-                self._release(batch)
+                self._embedding = False
+            if vectors is None:
+                self._done(batch)
+            else:
+                self._store(_Storing(batch, items, vectors, 1))
+
+    @property
+    def _working(self) -> bool:
+        """Whether a batch is being embedded or stored (a waiting reader's sign of
+        progress, with ``batches``)."""
+        return self._embedding or self._storing > 0
+
+    def _embed(self, items: list[QueuedVector]) -> Vectors | None:
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                return self._embedder.embed([item.text for item in items])
+            except Exception as error:
+                if attempt == _ATTEMPTS:
+                    self._gave_up(items, error)
+                    return None
+                time.sleep(0.05 * attempt)
+        return None  # pragma: no cover - the loop returns
+
+    def _store(self, storing: _Storing) -> None:
+        unit = functools.partial(
+            store_vectors, index=self._index, items=storing.items, vectors=storing.vectors
+        )
+        with self._cond:
+            self._storing += 1
+        self._queue_on_writer(unit).add_done_callback(functools.partial(self._stored, storing))
+
+    def _stored(self, storing: _Storing, future: Future[None]) -> None:
+        """The writer committed (or failed) a batch's vectors: release its rows, or store
+        them again (``_ATTEMPTS`` times in all)."""
+        with self._cond:
+            self._storing -= 1
+        error = future.exception()
+        if error is not None and storing.attempt < _ATTEMPTS:
+            self._store(dataclasses.replace(storing, attempt=storing.attempt + 1))
+            return
+        if error is not None:
+            self._gave_up(storing.items, error)
+        self._done(storing.batch)
+
+    def _done(self, batch: list[tuple[int, QueuedVector]]) -> None:
+        with self._cond:
+            self.batches += 1
+        self._release(batch)
+
+    @staticmethod
+    def _gave_up(items: list[QueuedVector], error: BaseException) -> None:
+        log.warning(
+            "embedding %d queued messages failed (%r); they stay queued and are "
+            "embedded when the store is next opened",
+            len(items),
+            error,
+        )
 
     def _next_batch(self) -> list[tuple[int, QueuedVector]]:
-        """Up to ``BATCH`` queued rows (under the lock): rows a search is waiting for first,
-        then the oldest. A search's own scope need not wait behind a backlog of rows no
-        reader is waiting for (a bulk ingest, leftovers, another tenant's burst); at least
-        ``BATCH // 8`` rows of each batch are the oldest, so every row gets its turn."""
+        """Up to ``BATCH`` queued rows and ``BATCH_COST`` of text (under the lock): rows a
+        reader or a write's acknowledgement is waiting for first, taken in turn from each
+        workspace that has some, then the oldest. A waiting scope need not wait behind a
+        backlog of rows nobody waits for (a bulk ingest, leftovers), nor behind another
+        workspace's waited rows: one tenant's bulk of long messages is a few rows of each
+        batch, not whole batches. At least ``BATCH // 8`` rows of each batch are the oldest,
+        so every row gets its turn; a batch holds at least one row, however long."""
         queue = self._queue
-        if len(queue) <= BATCH or not self._waiters:
-            batch, self._queue = queue[:BATCH], queue[BATCH:]
-            return batch
+        turns: dict[str, list[int]] = {}
         wanted = self._waiters.keys()
-        picked: set[int] = set()
-        for at, (_, item) in enumerate(queue):
-            if len(picked) >= BATCH - BATCH // 8:
-                break
-            if not wanted.isdisjoint(item.scopes()):
-                picked.add(at)
-        for at in range(len(queue)):
+        if wanted:
+            for at, (_, item) in enumerate(queue):
+                if not wanted.isdisjoint(item.scopes()):
+                    turns.setdefault(item.workspace, []).append(at)
+        waited = [at for round_ in itertools.zip_longest(*turns.values()) for at in round_]
+        picked: dict[int, None] = {}
+        spent = 0
+        for at in itertools.chain(
+            itertools.islice((at for at in waited if at is not None), BATCH - BATCH // 8),
+            range(len(queue)),
+        ):
             if len(picked) >= BATCH:
                 break
-            picked.add(at)
+            if at in picked:
+                continue
+            cost = text_cost(queue[at][1].text)
+            if picked and spent + cost > BATCH_COST:
+                break
+            picked[at] = None
+            spent += cost
         batch = [queue[at] for at in sorted(picked)]
         self._queue = [entry for at, entry in enumerate(queue) if at not in picked]
         return batch
-
-    def _embed_and_store(self, items: list[QueuedVector]) -> None:
-        for attempt in range(1, _ATTEMPTS + 1):
-            try:
-                vectors = self._embedder.embed([item.text for item in items])
-                self._run_on_writer(
-                    functools.partial(
-                        store_vectors, index=self._index, items=items, vectors=vectors
-                    )
-                )
-                return
-            except Exception as error:
-                if attempt == _ATTEMPTS:
-                    log.warning(
-                        "embedding %d queued messages failed (%r); they stay queued and are "
-                        "embedded when the store is next opened",
-                        len(items),
-                        error,
-                    )
-                    return
-                time.sleep(0.05 * attempt)
 
     def _release(self, batch: list[tuple[int, QueuedVector]]) -> None:
         ready: list[Future[None]] = []

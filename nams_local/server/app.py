@@ -23,6 +23,7 @@ from .auth import Authenticator
 from .deps import ServerState
 from .docs import install_docs
 from .errors import install_error_handlers
+from .hot_routes import HotRoutes
 from .keystore import ApiKeyStore
 from .middleware import DEFAULT_MAX_BODY_BYTES, RequestGate
 from .openapi import install_openapi
@@ -178,5 +179,10 @@ def create_app(
         app.mount("/bridge", create_bridge_app(bridge_backend))
     # One layer: the access log wraps the 500 guard, which wraps auth, which wraps the
     # body limit (middleware.py).
-    app.add_middleware(RequestGate, authenticator=state.authenticator, max_bytes=max_body_bytes)
+    app.add_middleware(
+        RequestGate,
+        authenticator=state.authenticator,
+        max_bytes=max_body_bytes,
+        hot=HotRoutes(state.pool).answer,
+    )
     return app

@@ -22,7 +22,12 @@ from starlette.types import Scope
 
 from nams_local.errors import NamsError
 
-__all__ = ["describe_validation_errors", "error_response", "install_error_handlers"]
+__all__ = [
+    "describe_validation_errors",
+    "error_response",
+    "install_error_handlers",
+    "nams_error_response",
+]
 
 
 def error_response(
@@ -58,12 +63,18 @@ def describe_validation_errors(errors: Sequence[Any]) -> str:
     return "invalid request: " + "; ".join(shown) + more
 
 
-async def _nams_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, NamsError)
+def nams_error_response(exc: NamsError) -> JSONResponse:
+    """The answer to an engine error: its status and message, ``Retry-After`` when it
+    has one, ``WWW-Authenticate`` on a 401."""
     headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else {}
     if exc.retry_after is not None:
         headers["Retry-After"] = str(max(1, round(exc.retry_after)))
     return error_response(exc.status_code, exc.message, headers)
+
+
+async def _nams_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, NamsError)
+    return nams_error_response(exc)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

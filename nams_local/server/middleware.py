@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.datastructures import Headers
@@ -34,6 +35,7 @@ from .unexpected import internal_error
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "PRINCIPAL_KEY",
+    "HotAnswer",
     "RequestGate",
     "request_principal",
 ]
@@ -48,6 +50,10 @@ DRAIN_LIMIT = 64 * 1024 * 1024
 #: Where the authenticated ``Principal`` lives in ``scope["state"]``.
 PRINCIPAL_KEY = "nams_principal"
 _API_PREFIX = "/v1"
+
+
+#: ``(scope, body, caller, receive, send) -> answered?``: a shortcut past FastAPI.
+HotAnswer = Callable[[Scope, bytes, Principal, Receive, Send], Awaitable[bool]]
 
 
 def _state(scope: Scope) -> dict[str, Any]:
@@ -73,13 +79,20 @@ class RequestGate:
     """
 
     def __init__(
-        self, app: ASGIApp, authenticator: Authenticator, max_bytes: int = DEFAULT_MAX_BODY_BYTES
+        self,
+        app: ASGIApp,
+        authenticator: Authenticator,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        hot: HotAnswer | None = None,
     ) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be at least 1")
         self.app = app
         self.authenticator = authenticator
         self.max_bytes = max_bytes
+        #: Answers the per-turn routes of the plain shape without FastAPI
+        #: (``hot_routes.HotRoutes.answer``); ``False`` hands the request on.
+        self.hot = hot
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -131,6 +144,7 @@ class RequestGate:
     async def _checked(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Auth (``/v1`` only), then the body limit, then the app."""
         headers = Headers(scope=scope)
+        principal: Principal | None = None
         if _is_api(scope["path"]):
             try:
                 principal = await self.authenticator.authenticate(
@@ -161,6 +175,12 @@ class RequestGate:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if (
+            principal is not None
+            and self.hot is not None
+            and await self.hot(scope, body, principal, receive, send)
+        ):
+            return
         replayed = False
 
         async def replay() -> Message:

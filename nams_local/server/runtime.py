@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 
-__all__ = ["http_choice", "loop_choice", "running_loop"]
+__all__ = ["http_choice", "http_protocol", "loop_choice", "running_loop"]
 
 
 def _importable(module: str) -> bool:
@@ -33,6 +33,16 @@ def loop_choice() -> str:
 def http_choice() -> str:
     """uvicorn's ``http=`` setting: ``"httptools"`` when it is installed, else ``"h11"``."""
     return "httptools" if _importable("httptools") else "h11"
+
+
+def http_protocol() -> type[asyncio.Protocol] | str:
+    """What ``serve`` passes as uvicorn's ``http=``: with httptools, its protocol writing
+    each response in one call (``one_write.py``); else ``"h11"``."""
+    if http_choice() != "httptools":
+        return "h11"
+    from .one_write import OneWriteHttpToolsProtocol
+
+    return OneWriteHttpToolsProtocol
 
 
 def running_loop() -> str:

@@ -160,7 +160,10 @@ def run(
         cypher_memory_mb=cypher_memory_mb,
         allow_reset=allow_reset,
         ui=ui,
-        vectors_before_ack=workers > 1 and embeddings,
+        # Vectors stored before the ack with one process too (wire decision L20): a vector
+        # search then never waits for the writes queued before it, which put its p95 at
+        # twice the target under load; several processes need it anyway (sharing-a-file.md).
+        vectors_before_ack=embeddings,
     )
     try:
         sock = bind(host, port)
@@ -310,7 +313,7 @@ def serve_on(
         access_log=False,
         lifespan="on",
         loop=runtime.loop_choice(),
-        http=runtime.http_choice(),
+        http=runtime.http_protocol(),
         proxy_headers=False,
     )
     server = ReadyServer(config, on_ready=on_ready)

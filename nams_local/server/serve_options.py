@@ -30,9 +30,11 @@ class ServeOptions:
     cypher_memory_mb: int | None = None
     allow_reset: bool = False
     ui: bool = True
-    #: A message write waits until its vector is stored before it is acknowledged. On with
-    #: several workers: a search routed to another process cannot wait for this process's
-    #: in-memory vector queue, so the write does (docs/sharing-a-file.md, "Workers").
+    #: A message write waits until its vector is stored before it is acknowledged. ``serve``
+    #: turns it on whenever embeddings are: with several workers a search routed to another
+    #: process cannot wait for this process's in-memory vector queue (docs/sharing-a-file.md,
+    #: "Workers"), and with one a search under load waited for every write queued before
+    #: it (wire decision L20).
     vectors_before_ack: bool = False
 
     def to_dict(self) -> dict[str, Any]:

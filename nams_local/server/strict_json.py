@@ -22,7 +22,7 @@ from nams_local.strict_json import parse_strict_json
 
 from .large_json import encode_answer, parse_body
 
-__all__ = ["StrictJSONRequest", "StrictJSONRoute", "parse_strict_json"]
+__all__ = ["StrictJSONRequest", "StrictJSONRoute", "answer_response", "parse_strict_json"]
 
 
 class StrictJSONRequest(Request):
@@ -44,16 +44,19 @@ def _encoded(
 
     @functools.wraps(endpoint)
     async def answer(*args: Any, **kwargs: Any) -> Any:
-        result = await endpoint(*args, **kwargs)
-        if isinstance(result, dict | list):
-            return Response(
-                encode_answer(result),
-                status_code=status_code or 200,
-                media_type="application/json",
-            )
-        return result
+        return answer_response(await endpoint(*args, **kwargs), status_code or 200)
 
     return answer
+
+
+def answer_response(result: Any, status_code: int) -> Any:
+    """A route's plain ``dict``/``list`` answer as the ready JSON ``Response`` FastAPI would
+    send (``encode_answer``); anything else (a ready ``Response``) as it is."""
+    if isinstance(result, dict | list):
+        return Response(
+            encode_answer(result), status_code=status_code, media_type="application/json"
+        )
+    return result
 
 
 class StrictJSONRoute(APIRoute):

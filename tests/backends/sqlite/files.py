@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sqlite3
 from pathlib import Path
 
-__all__ = ["SUFFIXES", "messages_in", "move_away"]
+__all__ = ["SUFFIXES", "messages_in", "move_away", "queued_vectors"]
 
 #: The database file and its WAL companions.
 SUFFIXES = ("", "-wal", "-shm")
@@ -28,3 +29,15 @@ def messages_in(path: Path) -> list[str]:
         return [content for (content,) in conn.execute("SELECT content FROM messages")]
     finally:
         conn.close()
+
+
+def queued_vectors(db: Path, driver: str) -> int:
+    """Rows still waiting for a vector, read through the engine's own SQLite library
+    (``driver``: its DB-API module; two copies of SQLite in one process ignore each other's
+    locks: docs/sharing-a-file.md)."""
+    conn = importlib.import_module(driver).connect(str(db))
+    try:
+        (count,) = conn.execute("SELECT count(*) FROM vector_queue").fetchone()
+    finally:
+        conn.close()
+    return int(count)

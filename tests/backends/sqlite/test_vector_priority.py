@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from backends.sqlite import SQLiteBackend
-from backends.sqlite.vector_lane import BATCH
+from backends.sqlite.vector_lane import BATCH, BATCH_COST, conversation_key, text_cost
 from nams_local import NewMessage
 from nams_local.embeddings import HashingEmbedder, Matrix
 
@@ -69,3 +69,58 @@ async def test_a_search_does_not_wait_behind_another_scopes_backlog(tmp_path: Pa
             assert before <= 2 * BATCH, before
         finally:
             embedder.gate.set()
+
+
+async def test_a_waiting_write_does_not_wait_behind_another_workspaces_bulk(
+    tmp_path: Path,
+) -> None:
+    """With vectors stored before the ack (``serve``'s default) every write waits for its
+    rows; a tenant's bulks of long messages must not fill the batches ahead of another
+    tenant's single message: waited rows are taken in turn per workspace, and a batch holds
+    a bounded amount of text."""
+    embedder = HeldFirstBulk()
+    path = tmp_path / "fair.sqlite3"
+    async with SQLiteBackend(
+        path, embedder=embedder, extraction="off", vectors_before_ack=True
+    ) as root:
+        hostile, calm = root.for_workspace("hostile"), root.for_workspace("calm")
+        try:
+            loud = await hostile.create_conversation("h")
+            quiet = await calm.create_conversation("c")
+            filler = "long words " * 150  # read by the model to its limit
+            bulks = [
+                asyncio.create_task(
+                    hostile.add_messages(
+                        loud.id,
+                        [
+                            NewMessage(role="user", content=f"bulk {n} {i} {filler}")
+                            for i in range(100)
+                        ],
+                    )
+                )
+                for n in range(2)
+            ]
+            assert await asyncio.to_thread(embedder.held.wait, 30)
+            lane = root.store.vector_lane
+            assert lane is not None
+            while lane.backlog < 200:  # both bulks committed and queued
+                await asyncio.sleep(0.01)
+            mine = asyncio.create_task(calm.add_message(quiet.id, "user", "sailing on Saturday"))
+            while not lane.has_pending([conversation_key(quiet.id)]):
+                await asyncio.sleep(0.01)
+            for _ in range(3):  # the write registers what it waits for, then suspends
+                await asyncio.sleep(0)
+            embedder.gate.set()
+            await asyncio.wait_for(mine, 60)
+            before = 0  # bulk rows embedded before (or with) the calm tenant's row
+            for run in embedder.runs:
+                before += sum(t.startswith("bulk ") for t in run)
+                if "sailing on Saturday" in run:
+                    break
+            # The batch already in the model, then the one that took the calm row in turn.
+            assert before <= 2 * (BATCH_COST // text_cost(filler) + 1), before
+            await asyncio.wait_for(asyncio.gather(*bulks), 120)
+        finally:
+            embedder.gate.set()
+            await calm.aclose()
+            await hostile.aclose()

@@ -4,23 +4,13 @@ a search there cannot wait for the writing process's in-memory vector queue)."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from backends.sqlite import SQLiteBackend
 from nams_local.embeddings import HashingEmbedder
 from nams_local.models import NewMessage
 
-
-def _queued(db: Path, driver: str) -> int:
-    """Rows still waiting for a vector, read through the engine's own SQLite library (two
-    copies of SQLite in one process ignore each other's locks: docs/sharing-a-file.md)."""
-    conn = importlib.import_module(driver).connect(str(db))
-    try:
-        (count,) = conn.execute("SELECT count(*) FROM vector_queue").fetchone()
-    finally:
-        conn.close()
-    return int(count)
+from .files import queued_vectors
 
 
 async def test_another_store_finds_each_acked_message_by_vector_at_once(tmp_path: Path) -> None:
@@ -38,7 +28,7 @@ async def test_another_store_finds_each_acked_message_by_vector_at_once(tmp_path
                 text = f"{topic} number {n} zeta{n}"
                 owner = view if n % 2 else writer
                 stored = await owner.add_message(conv.id, "user", text)
-                assert _queued(db, driver) == 0  # its vector is stored, not only queued
+                assert queued_vectors(db, driver) == 0  # its vector is stored, not only queued
                 found = await reader.search_messages(conv.id, text, limit=3, mode="vector")
                 assert found.search_type == "vector"
                 assert stored.id in [m.id for m in found.items]
@@ -46,7 +36,7 @@ async def test_another_store_finds_each_acked_message_by_vector_at_once(tmp_path
                 conv.id,
                 [NewMessage(role="user", content=f"bulk kiwi {k} omega{k}") for k in range(5)],
             )
-            assert _queued(db, driver) == 0
+            assert queued_vectors(db, driver) == 0
             for k, message in enumerate(bulk):
                 found = await reader.search_messages(
                     conv.id, f"bulk kiwi {k} omega{k}", limit=5, mode="vector"
