@@ -19,9 +19,9 @@ leaves at most one segment per level: a handful for any index size, each entry r
 about once per level over its life (the binary-counter bound), and no single step larger
 than ``STEP_PAGES`` pages — a few milliseconds of writer time.
 
-Steps run only when the writer has had nothing to do for ``IDLE_SECONDS`` (``WriterLane``),
-each in its own short transaction under the file's writer lock, so a request write waits
-behind at most one step. FTS5 itself says when there is nothing left: a ``merge`` that did
+Steps run only once the writer has had nothing to do for ``IDLE_SECONDS`` (``WriterLane``),
+then back to back, each in its own short transaction under the file's writer lock, so a
+request write waits behind at most one step. FTS5 itself says when there is nothing left: a ``merge`` that did
 no work changes fewer than two rows (``total_changes``), and the table is then left alone
 until the next commit. Results are unchanged: BM25 reads the same postings, only from
 fewer b-trees.
@@ -44,9 +44,13 @@ TABLES = ("messages_fts", "entities_fts", "store_items_fts")
 USERMERGE = 2
 #: Pages of merged data one step writes at most (4 KiB pages: ~256 KiB, a few ms).
 STEP_PAGES = 64
-#: How long the writer must have been idle before a step runs (a burst of writes is not
-#: interleaved with merging).
-IDLE_SECONDS = 0.01
+#: How long the writer must have had no unit of work before merging starts. Long enough
+#: that a store written steadily (a chat turn every few tens of ms, the ``load`` mix)
+#: never merges between its writes: at 10 ms the ``turn`` benchmark's merge steps ran
+#: between turns, against the next turn's reads, and retrieval p50 at 100k went 13.0 ->
+#: 14.2 and 12.8 -> 18.4 ms (back to back with merging off); at 250 ms, 16.6 and 13.8
+#: off against 16.6 and 14.2 on (a noisier host). A store with pauses merges in them.
+IDLE_SECONDS = 0.25
 
 
 def configure(conn: Any, tables: Sequence[str] = TABLES) -> None:

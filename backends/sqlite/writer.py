@@ -57,9 +57,10 @@ vector lane's queue of rows to embed) only once its rows are durable; a rolled-b
 hooks are dropped.
 
 Idle time is not wasted: once the lane has had nothing queued for ``fts_merges.IDLE_SECONDS``
-after a commit, it merges full-text segments one bounded step at a time (``use_merges``,
-``fts_merges.py``), each step its own short transaction, until FTS5 reports nothing left;
-a unit queued meanwhile waits behind one step at most.
+since its last unit of work, it merges full-text segments one bounded step at a time
+(``use_merges``, ``fts_merges.py``), each step its own short transaction, back to back
+until FTS5 reports nothing left or a unit arrives; a unit queued meanwhile waits behind
+one step at most.
 """
 
 from __future__ import annotations
@@ -233,8 +234,10 @@ class WriterLane:
         self.lock_stats = LockStats()
         #: The lane's own WAL checkpoints, once it takes the writer lock (``use_lock``).
         self.checkpoints: Checkpoints | None = None
-        #: Full-text segments merged in idle time (``use_merges``), if the store asks.
+        #: Full-text segments merged in idle time (``use_merges``), if the store asks, and
+        #: when the last unit of work started (idle time counts from it).
         self.merges: FtsMerges | None = None
+        self._last_unit = time.monotonic()
         self._requests = _FairQueue()
         self._background = _FairQueue()
         self._calls: deque[_Job] = deque()
@@ -377,10 +380,12 @@ class WriterLane:
                     return None
                 if self.merges is None or not self.merges.pending:
                     self._cond.wait()
-                elif not self._cond.wait(IDLE_SECONDS) and not (
-                    self._requests or self._background or self._calls or self._stopping
-                ):
-                    return _MERGE  # idle since the last commit: one merge step
+                    continue
+                idle_for = time.monotonic() - self._last_unit
+                if idle_for < IDLE_SECONDS:  # then look at the queue again
+                    self._cond.wait(IDLE_SECONDS - idle_for)
+                    continue
+                return _MERGE  # idle since the last unit: one merge step (and the next)
             barrier = self._calls[0].seq if self._calls else None
             background_head = self._background.oldest()
             if background_head is not None and (barrier is None or background_head.seq < barrier):
@@ -437,6 +442,7 @@ class WriterLane:
             started, cpu = time.perf_counter(), time.thread_time()
             if self.merges is not None:  # before any future resolves: its writer sees it
                 self.merges.committed()
+            self._last_unit = time.monotonic()
             if len(batch) == 1:
                 self._alone(batch[0])
             else:
