@@ -21,9 +21,9 @@ than ``STEP_PAGES`` pages — a few milliseconds of writer time.
 
 Steps run only once the writer has had nothing to do for ``IDLE_SECONDS`` (``WriterLane``),
 then back to back, each in its own short transaction under the file's writer lock, so a
-request write waits behind at most one step. FTS5 itself says when there is nothing left: a ``merge`` that did
-no work changes fewer than two rows (``total_changes``), and the table is then left alone
-until the next commit. Results are unchanged: BM25 reads the same postings, only from
+request write waits behind at most one step. FTS5 itself says when there is nothing left:
+a ``merge`` that did no work changes fewer than two rows (``total_changes``), and the
+table is then left alone until the next commit. Results are unchanged: BM25 reads the same postings, only from
 fewer b-trees.
 """
 
