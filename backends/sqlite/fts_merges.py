@@ -23,8 +23,8 @@ Steps run only once the writer has had nothing to do for ``IDLE_SECONDS`` (``Wri
 then back to back, each in its own short transaction under the file's writer lock, so a
 request write waits behind at most one step. FTS5 itself says when there is nothing left:
 a ``merge`` that did no work changes fewer than two rows (``total_changes``), and the
-table is then left alone until the next commit. Results are unchanged: BM25 reads the same postings, only from
-fewer b-trees.
+table is then left alone until the next commit. Results are unchanged: BM25 reads the
+same postings, only from fewer b-trees.
 """
 
 from __future__ import annotations
