@@ -5,9 +5,9 @@ segments as it goes: by default only once a level holds four of them, and only a
 merge work per transaction as it wrote (``automerge``). A store written one small
 transaction at a time — every chat message, every extracted entity — therefore keeps
 15-17 segments per index, and every full-text query looks each of its terms up in every
-one of them and merges their doclists. On the 100k-message ``turn`` store the same
-queries over one merged segment cost about half: a conversation's BM25 query 0.24 ->
-0.12 ms, a turn's shared query over six conversations 0.86 -> 0.57 ms (measured on copies
+one of them and merges their doclists. On the 100k-message ``turn`` store, merged from 17
+segments to 2, the same queries cost about half: a conversation's BM25 query 0.22 ->
+0.12 ms, a turn's shared query over six conversations 1.07 -> 0.60 ms (measured on copies
 of one file; docs/retrieval.md, "Session 6").
 
 ``optimize`` merges everything into one segment, but rewrites the whole index each time
@@ -23,7 +23,7 @@ Steps run only once the writer has had nothing to do for ``IDLE_SECONDS`` (``Wri
 then back to back, each in its own short transaction under the file's writer lock, so a
 request write waits behind at most one step. FTS5 itself says when there is nothing left:
 a ``merge`` that did no work changes fewer than two rows (``total_changes``), and the
-table is then left alone until the next commit. Results are unchanged: BM25 reads the
+table is then left alone until the next unit of work. Results are unchanged: BM25 reads the
 same postings, only from fewer b-trees.
 """
 
@@ -80,13 +80,13 @@ class FtsMerges:
         """Whether a table may still have segments to merge."""
         return bool(self._pending)
 
-    def committed(self) -> None:
+    def writing(self) -> None:
         """A unit of work is about to write (marked before its future resolves, so its
         caller finds the tables pending): its FTS inserts may add segments."""
         self._pending.update(self._tables)
 
     def forget(self) -> None:
-        """Nothing is pending (the lane stops, or a step failed: the next commit retries)."""
+        """Nothing is pending (a step failed: the next unit of work marks them again)."""
         self._pending.clear()
 
     def step(self, conn: Any) -> None:

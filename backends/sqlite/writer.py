@@ -235,7 +235,7 @@ class WriterLane:
         #: The lane's own WAL checkpoints, once it takes the writer lock (``use_lock``).
         self.checkpoints: Checkpoints | None = None
         #: Full-text segments merged in idle time (``use_merges``), if the store asks, and
-        #: when the last unit of work started (idle time counts from it).
+        #: when the last unit of work ended (idle time counts from it).
         self.merges: FtsMerges | None = None
         self._last_unit = time.monotonic()
         self._requests = _FairQueue()
@@ -441,12 +441,12 @@ class WriterLane:
             self.units += len(batch)
             started, cpu = time.perf_counter(), time.thread_time()
             if self.merges is not None:  # before any future resolves: its writer sees it
-                self.merges.committed()
-            self._last_unit = time.monotonic()
+                self.merges.writing()
             if len(batch) == 1:
                 self._alone(batch[0])
             else:
                 self._group(batch)
+            self._last_unit = time.monotonic()
             self.stats.record(
                 batch[0].background,
                 [job.key for job in batch],
