@@ -118,7 +118,8 @@ async def test_a_writer_waits_for_short_turns_only_as_long_as_they_last(
 ) -> None:
     """SQLite's busy handler sleeps 1, 2, 5 … 100 ms between tries, so a writer behind
     another process that holds the lock 80 % of the time keeps waking into a held lock
-    (hundreds of ms, measured). With the lock file it is woken when the turn ends."""
+    (a write waits up to 56 ms - 1.1 s, measured). With the lock file it is woken when the
+    turn ends."""
     off = await _writes_behind_short_turns(tmp_path / "off.db", "off", monkeypatch)
     on = await _writes_behind_short_turns(tmp_path / "on.db", "on", monkeypatch)
     assert off.stats.acquired == 0 and on.stats.acquired == on.stats.begins  # who took turns
@@ -129,11 +130,14 @@ async def test_a_writer_waits_for_short_turns_only_as_long_as_they_last(
     assert on.longest < 0.5, (
         f"a write waited {on.longest:.3f} s (without the lock {off.longest:.3f} s)"
     )
-    # Without it the sleeps show, whenever the other process was as busy as planned (a
-    # starved machine may have run it less; the figures above hold either way).
-    waited = on.stats.wait_seconds + on.stats.begin_seconds
+    # Without it the sleeps show in the longest wait, whenever the other process was as busy
+    # as planned (a starved machine may run it less; the figures above hold either way).
+    # Measured on this machine, 40 writes each: with the lock the longest wait is 12-16 ms
+    # (one turn), without it 56 ms to 1.1 s; the total waited is no measure, since the
+    # busy handler's sleeps sometimes fall in the gaps (0.05-4 s in all without the lock,
+    # 0.1-0.25 s with it).
     if off.occupancy > 0.5:
-        assert waited < 0.5 * off.stats.begin_seconds, (waited, off.stats.begin_seconds)
+        assert on.longest < off.longest, (on.longest, off.longest)
 
 
 async def test_two_processes_writing_at_once_keep_every_acknowledged_write(
