@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from nams_local.errors import InvalidInputError
-from nams_local.json_depth import check_json_depth
+from nams_local.json_depth import MAX_JSON_DEPTH, check_json_depth
 from nams_local.log import LOGGER_NAME
 
 __all__ = ["UNREADABLE_KEY", "loads"]
@@ -32,9 +32,17 @@ def loads(value: str | None) -> Any:
         return {}
     try:
         parsed = json.loads(value)
-        check_json_depth(parsed, "stored JSON value")
+        if _may_be_too_deep(value):
+            check_json_depth(parsed, "stored JSON value")
     except (RecursionError, ValueError, InvalidInputError) as exc:
         why = exc.message if isinstance(exc, InvalidInputError) else type(exc).__name__
         _log.warning("[nams] a stored JSON value cannot be rendered (%s); replaced", why)
         return {UNREADABLE_KEY: f"{why}: replaced on read"}
     return parsed
+
+
+def _may_be_too_deep(value: str) -> bool:
+    """Whether the text has more opening brackets than the depth bound (two counts in C):
+    a value with fewer cannot be nested deeper, whatever its strings hold, so the walk
+    over every node (a tenth of the CPU of a message search's rows) is skipped."""
+    return value.count("{") + value.count("[") > MAX_JSON_DEPTH
