@@ -234,7 +234,7 @@ async def measure(
 
     series = {kind: Series(kind) for kind in SERIES_LABELS}
     solo_rows: list[dict[str, float]] = []
-    cache_before = embedder.inner.query_cache_info()
+    cache_before = embedder.query_cache_info()
     for i, query in enumerate(queries):
         warm = i < args.warmup
         kind = warm_kinds[i % len(warm_kinds)] if warm else schedule[i - args.warmup]
@@ -248,7 +248,7 @@ async def measure(
         sample = await measurer.turn(kind, user_id, conv_id, query)
         if not warm:
             series[kind].samples.append(sample)
-    cache_after = embedder.inner.query_cache_info()
+    cache_after = embedder.query_cache_info()
     return {
         "series": {kind: s.summary() for kind, s in series.items() if s.samples},
         "solo": solo_summary(solo_rows) if solo_rows else {},
