@@ -55,6 +55,7 @@ __all__ = [
     "ModelCounts",
     "QueryCacheInfo",
     "QueryStart",
+    "SameVectorSpace",
     "SentenceTransformerEmbedder",
     "WrappedEmbedder",
     "default_embedder",
@@ -149,13 +150,11 @@ class Embedder(Protocol):
         ...
 
 
-class WrappedEmbedder:
-    """The base of an embedder that wraps another in the same vector space: the name, the
-    dimension and (unless overridden) ``embed_query`` are the wrapped one's, so a store's
-    stored vectors keep matching whatever wraps its embedder."""
+class SameVectorSpace:
+    """The name and dimension of the wrapped embedder ``inner``: whatever wraps an
+    embedder is in its vector space, so a store's stored vectors keep matching."""
 
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+    inner: Embedder
 
     @property
     def name(self) -> str:
@@ -164,6 +163,14 @@ class WrappedEmbedder:
     @property
     def dimension(self) -> int:
         return self.inner.dimension
+
+
+class WrappedEmbedder(SameVectorSpace):
+    """The base of an embedder that wraps another in the same vector space: the name, the
+    dimension and (unless overridden) ``embed_query`` are the wrapped one's."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         return self.inner.embed(texts)

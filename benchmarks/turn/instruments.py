@@ -17,17 +17,24 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from nams_local.backend import Capabilities, MemoryBackend
-from nams_local.embeddings import BaseEmbedder, Matrix, ModelCounts, QueryStart, Vector
+from nams_local.embeddings import (
+    BaseEmbedder,
+    Matrix,
+    ModelCounts,
+    QueryStart,
+    SameVectorSpace,
+    Vector,
+)
 from nams_local.models import ConversationSearchHits, EntityDetails, SearchResult
 
 __all__ = ["Call", "CountingBackend", "CountingLogger", "TimedEmbedder"]
 
 
-class TimedEmbedder(BaseEmbedder):
+class TimedEmbedder(SameVectorSpace, BaseEmbedder):
     """Wraps the real embedder for the measured store: times every query it embeds.
 
-    A ``BaseEmbedder`` itself (same name and dimension, so the store sees the vectors it
-    was built with), because the store treats one differently: its queries join the
+    A ``BaseEmbedder`` itself (in the wrapped one's vector space, so the store sees the
+    vectors it was built with), because the store treats one differently: its queries join the
     model thread's batches and a turn's reader job runs its text SQL while the query is
     still being embedded (``SQLiteBackend._turn_vectors``). A plain wrapper made the store
     embed first and read after, so the benchmark measured a path users of the default
@@ -35,19 +42,13 @@ class TimedEmbedder(BaseEmbedder):
     so ``model_runs`` counts its misses.
     """
 
+    inner: BaseEmbedder
+
     def __init__(self, inner: BaseEmbedder) -> None:
         super().__init__(query_cache_size=inner.query_cache_info().maxsize)
         self.inner = inner
         self._lock = threading.Lock()
         self.query_ms: list[float] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
 
     def _embed(self, texts: list[str]) -> Matrix:
         return self.inner.embed(texts)
