@@ -13,7 +13,7 @@ import pytest
 
 from backends.sqlite import SQLiteBackend
 from nams_local.server.auth import derived_workspace
-from tests.backends.sqlite.files import messages_in, move_away
+from tests.backends.sqlite.files import messages_in, move_away, swap_in
 from tests.backends.sqlite.peers import peer_process
 
 from .processes import ServeProcess, serve_process
@@ -122,13 +122,17 @@ def test_a_served_file_that_goes_away_answers_503_and_acknowledges_nothing(
             json={"role": "user", "content": "acknowledged before"},
         )
         assert said.status_code == 201
-        move_away(db, kept)
         if how == "replaced":
-            with sqlite3.connect(db) as other:
+            other_db = tmp_path / "other.db"
+            with sqlite3.connect(other_db) as other:
                 other.execute("CREATE TABLE unrelated(x)")
             other.close()
+            # In one rename: the server's background work (extraction of the message just
+            # acknowledged) must not look at the path while it names nothing.
+            swap_in(db, other_db, kept)
             _assert_unavailable(http, conversation, "was replaced by another file")
         else:
+            move_away(db, kept)
             _assert_unavailable(http, conversation, "was deleted")
         assert served.stop() == 0
     if how == "deleted":

@@ -7,7 +7,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-__all__ = ["SUFFIXES", "messages_in", "move_away", "queued_vectors"]
+__all__ = ["SUFFIXES", "messages_in", "move_away", "queued_vectors", "swap_in"]
 
 #: The database file and its WAL companions.
 SUFFIXES = ("", "-wal", "-shm")
@@ -19,6 +19,23 @@ def move_away(path: Path, to: Path) -> None:
         source = Path(f"{path}{suffix}")
         if source.exists():
             os.rename(source, f"{to}{suffix}")
+
+
+def swap_in(path: Path, new: Path, to: Path) -> None:
+    """Put the database file ``new`` at ``path`` in one rename, the old files kept as ``to``.
+
+    ``move_away`` and then creating a file at the path leaves a moment in which the path
+    names nothing, and a store that looks then (its background extraction, its idle
+    merging) rightly says "deleted". Here the old files get their second names first
+    (hard links), the new file takes the path in one ``rename``, and only then are the old
+    WAL companions' names at the path removed: the path always names a file."""
+    for suffix in SUFFIXES:
+        source = Path(f"{path}{suffix}")
+        if source.exists():
+            os.link(source, f"{to}{suffix}")
+    os.replace(new, path)
+    for suffix in SUFFIXES[1:]:
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def messages_in(path: Path) -> list[str]:
