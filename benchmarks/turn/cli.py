@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         "back_to_back": args.back_to_back,
         "pre_embedded_turns": args.pre_embedded_turns,
         "solo_turns": args.solo_turns,
+        "interleaved_searches": args.interleaved_searches,
         "warmup": args.warmup,
         "seed": args.seed,
         "embedder": args.embedder,

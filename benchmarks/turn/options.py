@@ -46,6 +46,12 @@ _TURN_COUNTS: tuple[tuple[str, Callable[[str], int], int, str], ...] = (
     ),
     ("--solo-turns", non_negative, 100, "turns whose sources run alone one after another"),
     ("--http-turns", non_negative, 300, "turns per HTTP backend (loopback, hosted)"),
+    (
+        "--interleaved-searches",
+        non_negative,
+        300,
+        "with two sizes or more: per-conversation searches per size, the sizes interleaved",
+    ),
 )
 
 

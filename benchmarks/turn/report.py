@@ -11,6 +11,7 @@ from typing import Any
 
 from .._common import mb
 from .._report import BarGroup
+from .interleaved import render_interleaved
 from .kinds import HTTP_KINDS, METHOD_ORDER, NAME, SERIES_LABELS
 
 __all__ = ["panels", "render"]
@@ -263,6 +264,8 @@ def render(results: dict[str, Any]) -> str:
     ]
     for size in results["sizes"]:
         lines += _render_size(size, settings)
+    if results.get("interleaved"):
+        lines += render_interleaved(results["interleaved"])
     return "\n".join(lines)
 
 

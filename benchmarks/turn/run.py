@@ -22,6 +22,7 @@ from .._common import file_size, load_average, say
 from .build import SizeSpec
 from .http_backends import http_targets, store_stats
 from .instruments import TimedEmbedder
+from .interleaved import Store, interleaved_searches
 from .kinds import NAME
 from .measure import measure
 from .store import build_store, check_unchanged, record_counts
@@ -40,19 +41,12 @@ async def _run_size(
     embedder: BaseEmbedder,
     query_rng: random.Random,
     seen: set[str],
-) -> dict[str, Any]:
-    """Build or reuse ``db``, measure every kind of turn on it, record what the turns wrote."""
+) -> tuple[dict[str, Any], list[list[str]]]:
+    """Build or reuse ``db``, measure every kind of turn on it, record what the turns wrote;
+    the results and the store's ``(conversation, user)`` ids."""
     tag = f"[{NAME} {spec.messages}]"
     result: dict[str, Any] = {"spec": spec.to_json(), "database": {"path": str(db)}}
-    if marker is None:
-        marker = await build_store(args, spec, db, embedder, tag)
-        result["database"]["reused"] = False
-    else:
-        say(args, f"{tag} reusing {db} (built {marker['built_at']})")
-        result["database"]["reused"] = True
-    result["database"]["built_at"] = marker["built_at"]
-    result["build"] = marker["build"]
-
+    marker = await _ready(args, spec, db, marker, embedder, tag, result)
     timed = TimedEmbedder(embedder)
     extraction: dict[str, Any] = {} if args.extraction is None else {"extraction": args.extraction}
 
@@ -97,13 +91,35 @@ async def _run_size(
     result["database"]["bytes"] = file_size(db)
     result["info"] = info
     result.update(measured)
-    return result
+    return result, marker["conversations"]
+
+
+async def _ready(
+    args: argparse.Namespace,
+    spec: SizeSpec,
+    db: Path,
+    marker: dict[str, Any] | None,
+    embedder: BaseEmbedder,
+    tag: str,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """The store's sidecar, the store built first when it is new."""
+    if marker is None:
+        marker = await build_store(args, spec, db, embedder, tag)
+        result["database"]["reused"] = False
+    else:
+        say(args, f"{tag} reusing {db} (built {marker['built_at']})")
+        result["database"]["reused"] = True
+    result["database"]["built_at"] = marker["built_at"]
+    result["build"] = marker["build"]
+    return marker
 
 
 async def run(
     args: argparse.Namespace, plans: list[Plan], embedder: BaseEmbedder
 ) -> dict[str, Any]:
-    """Every size in ``plans``, one after another, sharing the embedder and its cache."""
+    """Every size in ``plans``, one after another, sharing the embedder and its cache;
+    then, with two sizes or more, their per-conversation searches interleaved."""
     say(args, f"[{NAME}] loading embedder {embedder.name}")
     start = time.perf_counter()
     embedder.embed(["warm-up: load the model before anything is timed"])
@@ -111,6 +127,12 @@ async def run(
     query_rng = random.Random(args.seed + 1)
     seen: set[str] = set()  # one set for all sizes: the embedder (and its cache) is shared
     sizes = []
+    stores: list[Store] = []
     for spec, db, marker in plans:
-        sizes.append(await _run_size(args, spec, db, marker, embedder, query_rng, seen))
-    return {"embedder_load_seconds": load_seconds, "sizes": sizes}
+        size, conversations = await _run_size(args, spec, db, marker, embedder, query_rng, seen)
+        sizes.append(size)
+        stores.append((spec.messages, db, conversations))
+    if len(stores) > 1 and args.interleaved_searches:
+        say(args, f"[{NAME}] {args.interleaved_searches} searches per size, sizes interleaved")
+    interleaved = await interleaved_searches(args, stores, embedder, query_rng, seen)
+    return {"embedder_load_seconds": load_seconds, "sizes": sizes, "interleaved": interleaved}

@@ -134,6 +134,29 @@ def test_turn_benchmark_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     solo = size["solo"]
     assert all(row["n"] == 5 and row["p50_ms"] > 0 for row in solo.values())
     assert size["query_cache"]["misses"] >= size["query_cache"]["distinct_queries"]
+    assert results["interleaved"] is None  # one size: nothing to interleave
+
+
+def test_turn_benchmark_interleaves_the_sizes_searches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two sizes: each is measured as before, then their per-conversation searches take
+    turns in one phase, and the report gives the p95 ratio with the target's verdict."""
+    monkeypatch.delenv("MEMORY_API_KEY", raising=False)
+    results = run(
+        tmp_path, "--sizes", "200,300", "--backends", "in-process", "--interleaved-searches", "12"
+    )
+    assert [size["spec"]["messages"] for size in results["sizes"]] == [200, 300]
+    found = results["interleaved"]
+    assert found["rounds"] == 12 and (found["smallest"], found["largest"]) == (200, 300)
+    assert set(found["sizes"]) == {"200", "300"}
+    for row in found["sizes"].values():
+        assert row["n"] == 12 and row["p95_ms"] >= row["p50_ms"] > 0
+    small, large = found["sizes"]["200"]["p95_ms"], found["sizes"]["300"]["p95_ms"]
+    assert found["p95_ratio"] == pytest.approx(large / small)
+    section = (tmp_path / "README.md").read_text()
+    assert "sizes interleaved (12 rounds" in section
+    assert f"p95 at 300 messages within 1.3x of 200: {large / small:.2f}x" in section
 
 
 def test_turn_benchmark_reuses_its_database(
