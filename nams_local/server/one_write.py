@@ -12,13 +12,16 @@ loopback ``write`` runs the TCP stack and wakes the reader before it returns.
 bytes until the first body write and sends both in one call. Nothing else changes: the
 bytes on the wire, their order, keep-alive, ``100 Continue`` (written before the response
 starts, so passed straight through), chunked bodies (the first chunk goes with the
-headers, later chunks as they come), and a response the app abandons after its headers
-(they are flushed before the connection closes, as uvicorn wrote them).
+headers, later chunks as they come), a response with no body write at all (``HEAD``: the
+headers are flushed when the response completes), and a response the app abandons after
+its headers (they are flushed before the connection closes, as uvicorn wrote them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable
 from typing import Any, cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
@@ -67,7 +70,12 @@ class HeaderHoldingTransport:
 
 class OneWriteHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol whose request cycles write a response once
-    (``HeaderHoldingTransport``); what ``nams-local serve`` names as uvicorn's ``http``."""
+    (``HeaderHoldingTransport``); what ``nams-local serve`` names as uvicorn's ``http``.
+
+    A response may complete without any body write (uvicorn writes none for ``HEAD``), so
+    the cycle's completion flushes what is held: before that, a ``HEAD`` on a keep-alive
+    connection got no answer at all. The cycle's own completion callback, not the
+    protocol's, because with pipelined requests ``self.cycle`` is already the next one."""
 
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
@@ -75,3 +83,9 @@ class OneWriteHttpToolsProtocol(HttpToolsProtocol):
         if cycle is not None and not isinstance(cycle.transport, HeaderHoldingTransport):
             holding = HeaderHoldingTransport(cycle.transport, cycle)
             cycle.transport = cast(asyncio.Transport, holding)
+            cycle.on_response = functools.partial(_flushed, holding, cycle.on_response)
+
+
+def _flushed(holding: HeaderHoldingTransport, on_response: Callable[[], None]) -> None:
+    holding.flush()
+    on_response()

@@ -95,6 +95,37 @@ def test_a_response_is_one_write_of_the_same_bytes(tmp_path: Path) -> None:
     assert all(answer.count(b"HTTP/1.1 200 OK\r\n") == 1 for answer in answers)
 
 
+def test_a_head_request_is_answered_and_the_connection_goes_on() -> None:
+    """uvicorn writes no body for ``HEAD``: the held headers go out when the response
+    completes (they were held until the connection closed, so the client never had an
+    answer), and the next request on the same connection is answered as usual."""
+    app = FastAPI()
+
+    @app.api_route("/healthz", methods=["GET", "HEAD"])
+    async def healthz() -> Response:
+        return Response(b"ok")
+
+    with _serve(app) as (port, _), socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.settimeout(10)
+        conn.sendall(b"HEAD /healthz HTTP/1.1\r\nhost: t\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += conn.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and answer.endswith(b"\r\n\r\n")
+        assert b"content-length: 2\r\n" in answer.lower()
+        after = _exchange(conn, _get("/healthz"))
+        assert after.startswith(b"HTTP/1.1 200 OK\r\n") and after.endswith(b"\r\n\r\nok")
+        # Pipelined: the HEAD's cycle completes while the protocol's current cycle is the
+        # GET's; the HEAD's own headers still go out, before the GET's answer.
+        conn.sendall(b"HEAD /healthz HTTP/1.1\r\nhost: t\r\n\r\n" + _get("/healthz"))
+        pipelined = b""
+        while not pipelined.endswith(b"\r\n\r\nok"):
+            pipelined += conn.recv(65536)
+        head_answer, _, get_answer = pipelined.partition(b"\r\n\r\n")
+        assert head_answer.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert get_answer.startswith(b"HTTP/1.1 200 OK\r\n")
+
+
 def test_a_streamed_answer_and_an_empty_one_keep_their_framing() -> None:
     app = FastAPI()
 
