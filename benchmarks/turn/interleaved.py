@@ -21,7 +21,9 @@ from typing import Any
 from backends.sqlite import SQLiteBackend
 from nams_local.embeddings import BaseEmbedder
 
+from .._common import say
 from .._workload import distinct_queries
+from .kinds import NAME
 
 __all__ = ["TARGET_RATIO", "Store", "interleaved_searches", "render_interleaved"]
 
@@ -54,6 +56,7 @@ async def interleaved_searches(
     rounds = args.interleaved_searches
     if len(stores) < 2 or rounds == 0:
         return None
+    say(args, f"[{NAME}] {rounds} searches per size, sizes interleaved")
     pick = random.Random(args.seed + 2)
     backends = [
         (messages, SQLiteBackend(db, embedder=embedder, vector_index=args.vector_index), convs)

@@ -132,7 +132,5 @@ async def run(
         size, conversations = await _run_size(args, spec, db, marker, embedder, query_rng, seen)
         sizes.append(size)
         stores.append((spec.messages, db, conversations))
-    if len(stores) > 1 and args.interleaved_searches:
-        say(args, f"[{NAME}] {args.interleaved_searches} searches per size, sizes interleaved")
     interleaved = await interleaved_searches(args, stores, embedder, query_rng, seen)
     return {"embedder_load_seconds": load_seconds, "sizes": sizes, "interleaved": interleaved}
