@@ -169,7 +169,7 @@ class SQLiteStore:
         try:
             self._writer.call(self._migrate).result()
         except BaseException:  # a failed migration changed nothing: release the file
-            self._writer.call(self.conn.close).result()
+            self._writer.call(self._writer.close_connection).result()
             self._writer.stop()
             self.engine.dispose()
             raise
@@ -363,7 +363,7 @@ class SQLiteStore:
                 self.vector_lane.stop()  # embeds what is queued first
             if self.vectors is not None:
                 self.vectors.embedder.close()
-            self._writer.call(self.conn.close).result()
+            self._writer.call(self._writer.close_connection).result()
         finally:
             self._writer.stop()
             self.engine.dispose()

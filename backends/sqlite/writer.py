@@ -347,6 +347,15 @@ class WriterLane:
             self.checkpoints = Checkpoints()
             self.checkpoints.take_over(self.conn.connection.dbapi_connection)
 
+    def close_connection(self) -> None:
+        """Close the lane's connection (the store's close, on the writer thread): no idle
+        merge step runs after it, since one would take the file's writer lock and then find
+        the connection closed."""
+        self.merges = None
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()
+
     def use_merges(self, merges: FtsMerges | None) -> None:
         """Merge full-text segments whenever the lane is idle (``fts_merges.py``); on the
         writer thread, after the schema exists."""

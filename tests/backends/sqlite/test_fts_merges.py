@@ -5,8 +5,11 @@ exactly what it answered before the merge."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
+from typing import Any
 
+import pytest
 import sqlean.dbapi2 as sqlite
 
 from backends.sqlite import SQLiteBackend
@@ -98,3 +101,35 @@ def test_configure_sets_usermerge_once(tmp_path: Path) -> None:
         changes = conn.total_changes
         configure(conn, ["t_fts"])
         assert conn.total_changes == changes  # already set: nothing written
+
+
+class _AlwaysPending(FtsMerges):
+    """Merges that never run out of work: the writer steps whenever it is idle."""
+
+    @property
+    def pending(self) -> bool:
+        return True
+
+    def step(self, conn: Any) -> None:
+        self.steps += 1
+
+
+async def test_closing_while_the_writer_merges_ends_merging_with_the_connection(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A merge step after the connection closed took the file's writer lock and then failed
+    # with "This Connection is closed" (seen in CI when a serve worker stopped).
+    backend = SQLiteBackend(tmp_path / "closing.sqlite3", embeddings=False, extraction="off")
+    writer = backend.store._writer
+    busy = _AlwaysPending()
+    await asyncio.wrap_future(writer.call(writer.use_merges, busy))
+    await backend.create_conversation(user_id="u")
+    deadline = asyncio.get_running_loop().time() + 30
+    while busy.steps < 3:  # idle: the writer steps back to back
+        assert asyncio.get_running_loop().time() < deadline, "the idle writer never merged"
+        await asyncio.sleep(0.02)
+    with caplog.at_level(logging.WARNING, logger="nams_local.sqlite"):
+        await backend.aclose()
+    assert "merging" not in caplog.text
+    stats = writer.lock_stats
+    assert stats.acquired == stats.begins > 0
