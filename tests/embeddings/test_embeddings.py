@@ -189,31 +189,56 @@ def test_semantic_similarity(
 # --- batching ------------------------------------------------------------------------------
 
 
-def test_batched_equals_one_at_a_time(minilm: MiniLMEmbedder) -> None:
+def _batch_texts() -> list[str]:
     rng = np.random.default_rng(3)
     vocab = ["the", "user", "moved", "to", "delhi", "and", "prefers", "pizza", "with"]
     vocab += ["friends", "after", "work", "on", "tuesday", "cheese", "reminder"]
     texts = [" ".join(rng.choice(vocab, size=int(n))) for n in rng.integers(1, 60, size=70)]
     texts += ["", "x", "Mixed CASE, punctuation!?", "word " * 400]  # 400 words > 256 tokens
-    assert len(texts) > minilm.batch_size * 2
+    return texts
 
-    batched = minilm.embed(texts)
-    singles = np.vstack([minilm.embed([t]) for t in texts])
+
+def test_batched_equals_one_at_a_time_in_float32() -> None:
+    """With float32 products a text's vector does not depend on its batch."""
+    exact = MiniLMEmbedder(int8_compute=False)
+    texts = _batch_texts()
+    assert len(texts) > exact.batch_size * 2
+    batched = exact.embed(texts)
+    singles = np.vstack([exact.embed([t]) for t in texts])
     assert batched.shape == singles.shape == (len(texts), 384)
     _assert_normalised(batched)
     per_row = np.sum(batched * singles, axis=1)  # rows are unit length: dot = cosine
     assert per_row.min() > 0.999, f"worst row {int(per_row.argmin())}: {per_row.min()}"
 
-    # Original order is restored: each row matches its own text, not a neighbour's.
+
+def test_batched_is_one_at_a_time_within_int8_noise(minilm: MiniLMEmbedder) -> None:
+    """int8 products quantise the activations per batch (``int8_matmuls``): a text's
+    vector moves slightly with its batch (measured: mean 0.992, worst 0.962 for "")."""
+    texts = _batch_texts()
+    batched = minilm.embed(texts)
+    singles = np.vstack([minilm.embed([t]) for t in texts])
+    _assert_normalised(batched)
+    per_row = np.sum(batched * singles, axis=1)
+    assert per_row.min() > 0.95, f"worst row {int(per_row.argmin())}: {per_row.min()}"
+    assert per_row.mean() > 0.985, per_row.mean()
+    # Each row is its own text's vector, not a neighbour's: nearest single is its own.
+    nearest = np.argmax(batched @ singles.T, axis=1)
+    distinct = [i for i, t in enumerate(texts) if texts.index(t) == i]
+    assert all(nearest[i] == i for i in distinct)
+
+    # Original order is restored: the same texts reversed give the same rows back.
     reordered = minilm.embed(list(reversed(texts)))[::-1]
-    assert np.sum(reordered * batched, axis=1).min() > 0.999
+    assert np.sum(reordered * batched, axis=1).min() > 0.95
 
 
 def test_batch_size_does_not_change_vectors() -> None:
     texts = [f"note {i}: " + "remember the meeting " * (i % 7 + 1) for i in range(20)]
-    small = MiniLMEmbedder(batch_size=3).embed(texts)
-    big = MiniLMEmbedder(batch_size=64).embed(texts)
+    small = MiniLMEmbedder(batch_size=3, int8_compute=False).embed(texts)
+    big = MiniLMEmbedder(batch_size=64, int8_compute=False).embed(texts)
     assert np.sum(small * big, axis=1).min() > 0.999
+    small8 = MiniLMEmbedder(batch_size=3).embed(texts)
+    big8 = MiniLMEmbedder(batch_size=64).embed(texts)
+    assert np.sum(small8 * big8, axis=1).min() > 0.95
 
 
 def test_long_text_is_truncated_at_256_tokens(minilm: MiniLMEmbedder) -> None:
