@@ -381,10 +381,13 @@ def ranked_entities(
     mode: SearchMode,
     weight: float,
     text_hits: list[tuple[int, float]] | None = None,
+    vector_hits: list[tuple[int, float]] | None = None,
 ) -> list[tuple[Row[Any], float]]:
     """``search_entities``' hits as ``(entity row, score)``, best first (the rows, so a
     caller can read more about them in the same transaction); ``text_hits``: what
-    ``entity_text_hits`` read for ``candidates(limit)``, when already read."""
+    ``entity_text_hits`` read for ``candidates(limit)``, when already read;
+    ``vector_hits``: the vector search's, for as many as ``rank`` asks (``turns.py``
+    begins it before the text SQL ends)."""
     conn = ctx.conn
     vectors = ctx.vectors
 
@@ -399,6 +402,8 @@ def ranked_entities(
 
         def vector_search(k: int) -> list[tuple[int, float]]:
             assert vectors is not None and query_vector is not None
+            if vector_hits is not None:
+                return vector_hits[:k]
             if ctx.connection is not None:  # a reader thread: the published snapshot
                 return vectors.entities.search_committed(conn, query_vector, k, ctx.workspace, sub)
             return vectors.entities.search(conn, query_vector, k, ctx.workspace, sub)

@@ -110,13 +110,19 @@ class SnapshotIndex(CachedIndex):
         sub: str | None = None,
     ) -> list[tuple[int, float]]:
         """``search`` as ``conn``'s read transaction sees the file (any thread)."""
+        return self.committed(conn, part).search(vector, k, sub)
+
+    def committed(self, conn: Connection, part: str) -> EntitySnapshot:
+        """The snapshot of ``part`` as ``conn``'s read transaction sees the file, loaded
+        from it when the published one is of another generation (any thread). It can be
+        searched on any thread afterwards: a snapshot never changes."""
         generation = generation_of(conn, part)
         snapshot = self._board.get(part)
         if snapshot is None or snapshot.generation != generation:
             snapshot = EntitySnapshot(generation, freeze(self.dimension, self.rows(conn, part)))
             self.reader_loads += 1
             self._offer(part, snapshot)
-        return snapshot.search(vector, k, sub)
+        return snapshot
 
     def publish(self, raw: Any, stamps: Mapping[str, int]) -> None:
         """From the writer's commit: freeze each stamped workspace that readers search,

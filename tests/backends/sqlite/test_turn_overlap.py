@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 
-from backends.sqlite import SQLiteBackend, conversation_vectors, conversations, turns
+from backends.sqlite import (
+    SQLiteBackend,
+    conversation_vectors,
+    conversations,
+    entities,
+    entity_snapshots,
+    turns,
+)
 from backends.sqlite.store import Ctx
 from backends.sqlite.vector_lane import conversation_key
 from nams_local import NewMessage
@@ -182,3 +189,48 @@ async def test_the_conversations_vectors_are_read_while_the_model_runs(
     assert model_held == [True]
     assert [m.content for m in recall.messages][:1] == ["Lima sits between hills."]
     assert [g.messages[0].content for g in recall.cross_session] == ["I moved to Lima."]
+
+
+async def test_the_entity_vector_search_runs_while_the_reader_is_in_its_text_sql(
+    gated: tuple[SQLiteBackend, GateEmbedder, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the vector exists, the entity vector search runs on the model's thread at once,
+    not after the reader's full-text SQL: here the reader is held inside the entity
+    full-text query until the search has run."""
+    backend, embedder, conv = gated
+    await backend.recall_turn(full_request(conv, "lima warm-up"))  # snapshots loaded
+    release_reader, reader_held = threading.Event(), threading.Event()
+    text_hits = entities.entity_text_hits
+    reader: list[str] = []
+
+    def held(*args: Any) -> Any:
+        if GATED not in str(args[1]):
+            return text_hits(*args)
+        reader.append(threading.current_thread().name)
+        reader_held.set()
+        assert release_reader.wait(DEADLINE), "the test never released the reader"
+        return text_hits(*args)
+
+    searched: list[tuple[str, bool]] = []
+    search = entity_snapshots.EntitySnapshot.search
+
+    def recording(self: entity_snapshots.EntitySnapshot, *args: Any) -> Any:
+        searched.append((threading.current_thread().name, release_reader.is_set()))
+        return search(self, *args)
+
+    monkeypatch.setattr(turns, "entity_text_hits", held)
+    monkeypatch.setattr(entity_snapshots.EntitySnapshot, "search", recording)
+    turn = asyncio.ensure_future(backend.recall_turn(full_request(conv, f"{GATED} lima")))
+    await _until(reader_held)
+    await _until(embedder.waiting)
+    embedder.gate.set()
+    deadline = asyncio.get_running_loop().time() + DEADLINE
+    while not searched:
+        assert asyncio.get_running_loop().time() < deadline, "no search while the reader is held"
+        await asyncio.sleep(0.005)
+    release_reader.set()
+    recall = await asyncio.wait_for(turn, DEADLINE)
+    thread, after_release = searched[0]
+    assert not after_release
+    assert thread != reader[0], thread  # on the model's thread, beside the reader
+    assert [e.name for e in recall.entities][:1] == ["Lima"]
