@@ -487,9 +487,15 @@ class MiniLMEmbedder(BaseEmbedder):
     products, batch-independent to 1e-6, at the old speed.
 
     ``intra_op_num_threads`` defaults to 2, measured on the 2-core target with an idle CPU:
-    1 thread gave ~2.7 ms per short query and ~165 texts/s length-sorted; 2 threads ~1.9 ms and
-    ~305 texts/s; onnxruntime's default (0 = one per core) tied with 2. It is pinned rather than
-    left at 0 so a bigger host does not fan out across every core.
+    with float32 products 1 thread gave ~2.7 ms per short query and ~165 texts/s
+    length-sorted, 2 threads ~1.9 ms and ~305 texts/s; onnxruntime's default (0 = one per
+    core) tied with 2. With int8 products (same host, later): a 12-token query 1.4-1.6 ms
+    on 1 thread, 1.8-2.2 on 2; 32 texts of ~35 tokens 88-90 against 67-70 ms; the
+    ``ingest_http`` benchmark acknowledged 178-197 messages/s on 1 thread and 240-250 on 2,
+    and the ``load`` mix cost 4.5-5.2 against 5.0-5.5 ms of server CPU per request. Bulk
+    throughput keeps the default at 2 (``NAMS_EMBEDDER_THREADS=1`` for a server that
+    mostly answers searches). It is pinned rather than left at 0 so a bigger host does not
+    fan out across every core.
 
     ``allow_spinning`` defaults to ``False``: onnxruntime's threads otherwise busy-wait between
     parallel sections and after each run, burning CPU the rest of the process needs. A server
