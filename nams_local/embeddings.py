@@ -470,6 +470,19 @@ def _threads_from_environment() -> int:
     return threads
 
 
+def _int8_source(model_path: Path) -> tuple[str | bytes, int]:
+    """The model with its weight products in int8 (``int8_matmuls``) and how many, or its
+    path and 0: when nothing was rewritten (another model) it loads exactly as before, and
+    a rewrite that fails (onnx missing from a broken install, a graph onnx cannot read)
+    costs speed, never the embedder."""
+    try:
+        data, rewritten = int8_matmuls(model_path)
+    except Exception as error:
+        _log.warning("the embedder runs float32: its int8 rewrite failed (%r)", error)
+        return str(model_path), 0
+    return (data, rewritten) if rewritten else (str(model_path), 0)
+
+
 class MiniLMEmbedder(BaseEmbedder):
     """all-MiniLM-L6-v2 (384 dims) as int8 ONNX on onnxruntime; the default embedder.
 
@@ -665,12 +678,7 @@ class MiniLMEmbedder(BaseEmbedder):
                 source: str | bytes = str(model_path)
                 rewritten = 0
                 if self._int8_compute:
-                    try:
-                        source, rewritten = int8_matmuls(model_path)
-                    except ImportError as no_onnx:  # a broken install: slower, still right
-                        _log.warning(
-                            "onnx is not importable (%s); the embedder runs float32", no_onnx
-                        )
+                    source, rewritten = _int8_source(model_path)
                 session = ort.InferenceSession(
                     source, sess_options=options, providers=["CPUExecutionProvider"]
                 )

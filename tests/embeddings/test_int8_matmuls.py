@@ -13,6 +13,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from nams_local import embeddings
 from nams_local.embeddings import MiniLMEmbedder, embedder_info
 from nams_local.int8_matmuls import REWRITTEN_OP, int8_matmuls
 
@@ -151,3 +152,19 @@ def test_a_scale_with_another_user_is_not_touched(tmp_path: Path) -> None:
     _int8_chain_model(path, shared_scale=True)
     _, rewritten = int8_matmuls(path)
     assert rewritten == 0
+
+
+def test_a_failed_rewrite_costs_speed_not_the_embedder(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(path: object) -> tuple[bytes, int]:
+        raise ValueError("onnx could not read it")
+
+    monkeypatch.setattr(embeddings, "int8_matmuls", broken)
+    embedder = MiniLMEmbedder()
+    with caplog.at_level("WARNING", logger="nams_local.embeddings"):
+        vectors = embedder.embed(["still embeds"])
+    assert vectors.shape == (1, 384)
+    assert embedder.int8_matmuls == 0
+    assert embedder_info(embedder)["compute"] == "float32"
+    assert "int8 rewrite failed" in caplog.text
