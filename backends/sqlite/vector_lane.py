@@ -56,23 +56,23 @@ __all__ = [
     "QueuedVector",
     "VectorLane",
     "conversation_key",
+    "model_chars",
     "partition_key",
     "queued_leftovers",
-    "text_cost",
 ]
 
 log = logging.getLogger("nams_local.sqlite")
 
 #: Texts embedded together at most.
 BATCH = 64
-#: Text embedded together at most, as ``text_cost`` counts it: 64 chat messages of ~250
+#: Text embedded together at most, as ``model_chars`` counts it: 64 chat messages of ~250
 #: characters, or about 13 texts the model reads to its limit.
 BATCH_COST = 16_000
 #: The characters of a text that count: the model reads 256 tokens at most (about this).
 _COST_CHARS = 1_200
 
 
-def text_cost(text: str) -> int:
+def model_chars(text: str) -> int:
     """What a text costs the model, in characters (it truncates long ones)."""
     return min(len(text), _COST_CHARS)
 
@@ -359,7 +359,7 @@ class VectorLane:
                 break
             if at in picked:
                 continue
-            cost = text_cost(queue[at][1].text)
+            cost = model_chars(queue[at][1].text)
             if picked and spent + cost > BATCH_COST:
                 break
             picked[at] = None

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from backends.sqlite import SQLiteBackend
-from backends.sqlite.vector_lane import BATCH, BATCH_COST, conversation_key, text_cost
+from backends.sqlite.vector_lane import BATCH, BATCH_COST, conversation_key, model_chars
 from nams_local import NewMessage
 from nams_local.embeddings import HashingEmbedder, Matrix
 
@@ -118,7 +118,7 @@ async def test_a_waiting_write_does_not_wait_behind_another_workspaces_bulk(
                 if "sailing on Saturday" in run:
                     break
             # The batch already in the model, then the one that took the calm row in turn.
-            assert before <= 2 * (BATCH_COST // text_cost(filler) + 1), before
+            assert before <= 2 * (BATCH_COST // model_chars(filler) + 1), before
             await asyncio.wait_for(asyncio.gather(*bulks), 120)
         finally:
             embedder.gate.set()
