@@ -37,6 +37,7 @@ __all__ = [
     "matched",
     "rank",
     "text_score",
+    "vector_candidates",
 ]
 
 #: Weight of the vector score in hybrid mode (the rest goes to the text score). Chosen on
@@ -171,6 +172,12 @@ def _order(r: Ranked) -> tuple[float, int]:
     return (-r.score, -r.pk)
 
 
+def vector_candidates(mode: SearchMode, limit: int) -> int:
+    """How many vector hits ``rank`` asks for: ``limit`` alone, ``candidates(limit)`` to
+    fuse (so a search begun before ``rank`` runs, ``turns.early_entity_knn``, asks the same)."""
+    return limit if mode == "vector" else candidates(limit)
+
+
 def rank(
     mode: SearchMode,
     limit: int,
@@ -186,9 +193,10 @@ def rank(
         best = max(scores.values(), default=0.0)
         ranked = [Ranked(pk, score / best if best > 0 else 1.0) for pk, score in scores.items()]
     elif mode == "vector":
-        ranked = [Ranked(pk, score) for pk, score in _clip(vector_search(limit)).items()]
+        hits = vector_search(vector_candidates(mode, limit))
+        ranked = [Ranked(pk, score) for pk, score in _clip(hits).items()]
     else:
-        k = candidates(limit)
+        k = vector_candidates(mode, limit)
         ranked = fuse(text_search(k), vector_search(k), weight)
     ranked.sort(key=_order)
     return ranked[:limit]

@@ -57,7 +57,7 @@ from .conversations import (
 )
 from .entities import details_of, entity_text_hits, ranked_entities
 from .rows import to_entity
-from .search import candidates
+from .search import candidates, vector_candidates
 from .store import Ctx
 from .vectors import Vector
 
@@ -75,7 +75,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-R = TypeVar("R")
 
 #: The user's own entity, as ``retrieval`` asks for it source by source.
 USER_QUERY, USER_TYPE = "me", "person"
@@ -131,7 +130,7 @@ def pending_vector(future: Future[Vector]) -> PendingVector:
     return PendingVector(future)
 
 
-def _bounded(future: Future[R], what: str) -> R:
+def _bounded(future: Future[T], what: str) -> T:
     """``future``'s result, waited for at most ``QUERY_WAIT_SECONDS``."""
     try:
         return future.result(timeout=QUERY_WAIT_SECONDS)
@@ -160,7 +159,7 @@ def early_entity_knn(
     ):
         return None
     snapshot = vectors.entities.committed(ctx.conn, ctx.workspace)
-    k = limit if mode == "vector" else candidates(limit)
+    k = vector_candidates(mode, limit)
     return query_vector.then(lambda vector: snapshot.search(vector, k, None))
 
 
