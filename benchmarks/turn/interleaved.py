@@ -21,7 +21,7 @@ from typing import Any
 from backends.sqlite import SQLiteBackend
 from nams_local.embeddings import BaseEmbedder
 
-from .._common import say
+from .._common import percentile, say
 from .._workload import distinct_queries
 from .kinds import NAME
 
@@ -35,12 +35,11 @@ Store = tuple[int, Path, Sequence[Sequence[str]]]
 
 
 def _summary(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
     return {
-        "n": len(ordered),
-        "p50_ms": statistics.median(ordered),
-        "p95_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))],
-        "mean_ms": statistics.fmean(ordered),
+        "n": len(samples),
+        "p50_ms": percentile(samples, 50),
+        "p95_ms": percentile(samples, 95),
+        "mean_ms": statistics.fmean(samples),
     }
 
 
