@@ -76,7 +76,7 @@ def int8_matmuls(model_path: str | os.PathLike[str]) -> tuple[bytes, int]:
             continue
         mul, cast = chain
         weights, scale = cast.input[0], mul.input[1]
-        columns = numpy_helper.to_array(initializers[weights]).shape[-1]
+        columns = initializers[weights].dims[-1]
         per_column = numpy_helper.to_array(initializers[scale]).astype(np.float32).reshape(-1)
         if per_column.size not in (1, columns):
             kept.append(node)
