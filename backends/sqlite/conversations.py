@@ -34,6 +34,7 @@ from .conversation_vectors import (
     search_conversation,
 )
 from .dbapi import raw_connection
+from .fts_bm25 import ranked_rows
 from .rows import (
     dumps,
     insert_rows,
@@ -294,13 +295,15 @@ def rank_in(
     conn = ctx.conn
     vectors = ctx.vectors
     match = match_query(query, scope_token("c", conv.id))
-    words = len(terms(query))
+    words = terms(query)
 
     def text_search(k: int) -> list[tuple[int, float]]:
         if text_hits is not None:
             return text_hits[:k]
         deferred_fts.require_indexed(ctx)
-        return bm25(conn, "messages_fts", match, k, words)
+        return bm25(
+            conn, "messages_fts", match, k, len(words), stats=ctx.store.term_stats, words=words
+        )
 
     vector_search = None
     if vectors is not None and query_vector is not None:
@@ -399,7 +402,8 @@ def bm25_each(
     over all of them. The same scores as one query each: the scope column weighs 0 in the
     rank (``schema.FTS_RANK``) and every body term's IDF is table-wide either way, so the
     only saving is the work FTS5 repeats per query (reading each term's doclist to count
-    it, ~1 ms per query at 10k messages, growing with the table). ``None`` when the
+    it, ~1 ms per query at 10k messages, growing with the table; ``fts_bm25`` scores a
+    match of few rows without it). ``None`` when the
     conversations match more rows than ``MAX_SHARED_TEXT_ROWS`` (callers query one by
     one) or the query has no searchable word (nothing to find)."""
     words = terms(query)
@@ -409,12 +413,23 @@ def bm25_each(
         return {conv.pk: [] for conv, _ in wanted}
     deferred_fts.require_indexed(ctx)
     tokens = " OR ".join(f'"{token}"' for token in by_token)
-    order = bm25_rank("messages_fts")
-    rows = ctx.conn.exec_driver_sql(
-        f"SELECT rowid, -{order} AS score, highlight(messages_fts, 0, char(1), char(2)), "
-        "scope FROM messages_fts WHERE messages_fts MATCH ? ORDER BY score DESC LIMIT ?",
-        (f"scope : ({tokens}) AND {body}", MAX_SHARED_TEXT_ROWS + 1),
-    ).all()
+    match = f"scope : ({tokens}) AND {body}"
+    rows: Sequence[Sequence[Any]] | None = ranked_rows(
+        raw_connection(ctx.conn),
+        ctx.store.term_stats,
+        "messages_fts",
+        match,
+        words,
+        MAX_SHARED_TEXT_ROWS + 1,
+        extra=", scope",
+    )
+    if rows is None:
+        order = bm25_rank("messages_fts")
+        rows = ctx.conn.exec_driver_sql(
+            f"SELECT rowid, -{order} AS score, highlight(messages_fts, 0, char(1), char(2)), "
+            "scope FROM messages_fts WHERE messages_fts MATCH ? ORDER BY score DESC LIMIT ?",
+            (match, MAX_SHARED_TEXT_ROWS + 1),
+        ).all()
     if len(rows) > MAX_SHARED_TEXT_ROWS:
         return None
     want = {conv.pk: candidates(limit) for conv, limit in wanted}

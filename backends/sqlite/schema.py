@@ -23,6 +23,7 @@ from sqlalchemy import (
 
 __all__ = [
     "FTS_DDL",
+    "FTS_VOCAB_DDL",
     "OPEN_EDGES_INDEX_DDL",
     "SCHEMA_VERSION",
     "VALIDITY_COLUMNS",
@@ -286,6 +287,13 @@ FTS_DDL = (
     # Key/value items (``items.py``): rowid = store_items.pk, scope = the workspace token.
     "CREATE VIRTUAL TABLE IF NOT EXISTS store_items_fts USING fts5("
     "body, scope, tokenize='porter unicode61 remove_diacritics 2')",
+)
+#: A row-count view of the message and entity indexes' terms (``fts_bm25``: BM25's
+#: document counts without reading every query term's doclist). ``fts5vocab`` tables store
+#: nothing: they read the index they are over.
+FTS_VOCAB_DDL = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts_vocabulary USING fts5vocab(messages_fts, col)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts_vocabulary USING fts5vocab(entities_fts, col)",
 )
 FTS_RANK = (
     "INSERT INTO messages_fts(messages_fts, rank) VALUES('rank', 'bm25(1.0, 0.0)')",

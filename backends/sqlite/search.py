@@ -16,14 +16,16 @@ hit scores 1.0), so they carry no floor.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection
 
 from nams_local.models import SearchMode
 
 from . import dbapi
+from .fts_bm25 import TermStats, ranked_rows
 
 __all__ = [
     "DEFAULT_HYBRID_WEIGHT",
@@ -89,20 +91,30 @@ def bm25(
     k: int,
     terms: int = 1,
     rank: str | None = None,
+    *,
+    stats: TermStats | None = None,
+    words: Sequence[str] | None = None,
 ) -> list[tuple[int, float]]:
     """``(rowid, score)`` of the best ``k`` FTS rows by BM25, best first, the score in
     [0, 1] and comparable across searches (``text_score``); ``terms`` is the number of
     query terms the match expression ORs together. ``rank`` is the ranking expression, for
-    a table ranked otherwise (default: ``bm25_rank``)."""
+    a table ranked otherwise (default: ``bm25_rank``). With ``stats`` and the match's body
+    ``words`` (a table with a vocabulary, ``schema.FTS_VOCAB_DDL``), a match of few rows
+    is scored by ``fts_bm25.ranked_rows`` (the same BM25, no per-query document counts)."""
     if match is None:
         return []
-    order = bm25_rank(fts_table) if rank is None else rank
-    rows = dbapi.fetch_all(
-        conn,
-        f"SELECT rowid, -{order} AS score, highlight({fts_table}, 0, char(1), char(2)) AS marked "
-        f"FROM {fts_table} WHERE {fts_table} MATCH ? ORDER BY score DESC LIMIT ?",
-        (match, k),
-    )
+    rows: Sequence[Sequence[Any]] | None = None
+    if stats is not None and words and rank is None:
+        rows = ranked_rows(dbapi.raw_connection(conn), stats, fts_table, match, words, k)
+    if rows is None:
+        order = bm25_rank(fts_table) if rank is None else rank
+        rows = dbapi.fetch_all(
+            conn,
+            f"SELECT rowid, -{order} AS score, "
+            f"highlight({fts_table}, 0, char(1), char(2)) AS marked "
+            f"FROM {fts_table} WHERE {fts_table} MATCH ? ORDER BY score DESC LIMIT ?",
+            (match, k),
+        )
     n = max(1, terms)
     return [
         (int(pk), text_score(float(score) / n, matched(marked) / n)) for pk, score, marked in rows

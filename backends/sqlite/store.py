@@ -50,6 +50,7 @@ from .entity_snapshots import SnapshotIndex
 from .file_identity import FileIdentity
 from .freshness import GENERATIONS_DDL, Freshness, guard_writer
 from .fts_backlog import FtsBacklog
+from .fts_bm25 import TermStats
 from .fts_merges import FtsMerges
 from .graph import EntityGraphMirror
 from .lanes import Lanes
@@ -157,6 +158,8 @@ class SQLiteStore:
         #: The opened file (deleted or replaced under the store: 503); other processes'
         #: writes to it (the mirrors revalidate): see those modules.
         self.identity = None if self.path == ":memory:" else FileIdentity(self.path)
+        #: BM25 document counts of the FTS tables, for its readers (``fts_bm25``).
+        self.term_stats = TermStats()
         #: Reader jobs run so far (tests and benchmarks count a turn's jobs).
         self.reads = 0
         self.freshness = Freshness(self.drop_graph, self.vectors.entities if self.vectors else None)
@@ -418,7 +421,7 @@ class SQLiteStore:
             fresh_fts = not conn.execute(
                 text("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'")
             ).first()
-            for ddl in s.FTS_DDL:
+            for ddl in (*s.FTS_DDL, *s.FTS_VOCAB_DDL):
                 conn.execute(text(ddl))
             if fresh_fts:
                 for stmt in s.FTS_RANK:
