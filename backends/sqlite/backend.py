@@ -555,7 +555,8 @@ class SQLiteBackend(MemoryBackend):
 
     async def recall_turn(self, request: TurnRequest) -> TurnRecall:
         """``SupportsTurns``: the first round of a turn's retrieval in one call
-        (``turns.py``): the query embedded once, every source in one reader job."""
+        (``turns.py``): the query embedded once, every source in two reader jobs run at
+        once (messages and steps; entities and their relationships)."""
         check_query(request.query)
         check_limit(request.message_limit, name="message_limit")
         check_limit(request.entity_limit, name="entity_limit")
@@ -570,8 +571,10 @@ class SQLiteBackend(MemoryBackend):
             keys.append(partition_key(message_partition(self.workspace, request.user_id)))
         vector, user_vector = await self._turn_vectors(request, mode, keys)
         weight = self.hybrid_weight
-        both = await self._read_unit(turns.turn_reads, request, vector, user_vector, mode, weight)
-        read, found = both.messages, both.entities
+        read, found = await asyncio.gather(
+            self._read_unit(turns.turn_message_reads, request, vector, mode, weight),
+            self._read_unit(turns.turn_entity_reads, request, vector, user_vector, mode, weight),
+        )
         return TurnRecall(
             messages=read.messages,
             entities=found.entities,

@@ -85,7 +85,7 @@ class ConversationVectors:
     of the conversations it scans exactly, and the conversations it leaves to the KNN.
 
     Separate so a chat turn reads them while its query is still being embedded
-    (``turns.turn_reads``): only the products are left for after the vector arrives.
+    (``turns.turn_message_reads``): only the products are left for after the vector arrives.
     """
 
     #: Conversation pk -> the best ``k`` wanted, for the exact scans.

@@ -1,9 +1,9 @@
 """A turn's SQL that needs no vector runs while the model embeds the query.
 
-``recall_turn`` submits its one reader job as soon as it starts the query embedding; the
-job reads the conversations, steps and full-text hits first and waits (bounded) for the
-vector only for the vector searches. These tests hold the model on a gate, so "the job
-started before the vector existed" is observed, not inferred from timings; a scope with
+``recall_turn`` submits its two reader jobs as soon as it starts the query embedding; each
+reads what needs no vector first (conversations, steps, full-text hits) and waits (bounded)
+for the vector only for the vector searches. These tests hold the model on a gate, so "the
+job started before the vector existed" is observed, not inferred from timings; a scope with
 message vectors still queued keeps the old order (vectors first, then the transaction).
 """
 
@@ -77,22 +77,24 @@ async def _until(condition: threading.Event) -> None:
     assert await asyncio.to_thread(condition.wait, DEADLINE)
 
 
-async def test_the_reader_job_starts_while_the_model_runs(
+async def test_both_reader_jobs_run_at_once_while_the_model_runs(
     gated: tuple[SQLiteBackend, GateEmbedder, str],
 ) -> None:
+    """The messages' and the entities' jobs are both on reader threads before the query
+    vector exists (each then waits for it): they overlap each other and the model."""
     backend, embedder, conv = gated
     await backend.recall_turn(full_request(conv, "lima warm-up"))  # snapshots and "me" cached
     reads, units = backend.store.reads, backend.store.writer.units
     turn = asyncio.ensure_future(backend.recall_turn(full_request(conv, f"{GATED} lima")))
     await _until(embedder.waiting)
     deadline = asyncio.get_running_loop().time() + DEADLINE
-    while backend.store.reads == reads:  # submitted with the model still held
-        assert asyncio.get_running_loop().time() < deadline, "no reader job while embedding"
+    while backend.store.reads < reads + 2:  # both running with the model still held
+        assert asyncio.get_running_loop().time() < deadline, "not both jobs while embedding"
         await asyncio.sleep(0.005)
     assert not turn.done()  # and it waits for the vector before its vector searches
     embedder.gate.set()
     recall = await asyncio.wait_for(turn, DEADLINE)
-    assert backend.store.reads - reads == 1
+    assert backend.store.reads - reads == 2
     assert backend.store.writer.units - units == 0
     assert [m.content for m in recall.messages][:1] == ["Lima sits between hills."]
     assert [e.name for e in recall.entities][:1] == ["Lima"]
@@ -108,19 +110,25 @@ async def test_the_same_hits_as_with_the_vector_first(
     overlapped = await backend.recall_turn(full_request(conv, "where is lima"))
     vector = await asyncio.to_thread(embedder.embed_query, "where is lima")
     mine = await asyncio.to_thread(embedder.embed_query, turns.USER_QUERY)
-    first = await backend.store.read(
-        turns.turn_reads,
+    request = full_request(conv, "where is lima")
+    ready = turns.ready_vector(vector)
+    weight = backend.hybrid_weight
+    messages = await backend.store.read(
+        turns.turn_message_reads, _ctx(backend), request, ready, "hybrid", weight
+    )
+    entities = await backend.store.read(
+        turns.turn_entity_reads,
         _ctx(backend),
-        full_request(conv, "where is lima"),
-        turns.ready_vector(vector),
+        request,
+        ready,
         turns.ready_vector(mine),
         "hybrid",
-        backend.hybrid_weight,
+        weight,
     )
-    assert overlapped.messages == first.messages.messages
-    assert overlapped.entities == first.entities.entities
-    assert overlapped.user == first.entities.user
-    assert overlapped.cross_session == first.messages.cross_session
+    assert overlapped.messages == messages.messages
+    assert overlapped.entities == entities.entities
+    assert overlapped.user == entities.user
+    assert overlapped.cross_session == messages.cross_session
 
 
 async def test_a_stuck_model_fails_the_turn_within_the_bound(
@@ -144,13 +152,13 @@ async def test_queued_message_vectors_are_embedded_before_the_transaction(
     lane = backend.store.vector_lane
     assert lane is not None
     pending_at_read: list[bool] = []
-    reads = turns.turn_reads
+    reads = turns.turn_message_reads
 
-    def spy(*args: Any, **kwargs: Any) -> turns.TurnReads:
+    def spy(*args: Any, **kwargs: Any) -> turns.TurnMessages:
         pending_at_read.append(lane.has_pending([conversation_key(conv)]))
         return reads(*args, **kwargs)
 
-    monkeypatch.setattr(turns, "turn_reads", spy)
+    monkeypatch.setattr(turns, "turn_message_reads", spy)
     await backend.add_messages(conv, [NewMessage(role="user", content=f"{GATED} Cusco in May")])
     turn = asyncio.ensure_future(backend.recall_turn(full_request(conv, "Cusco in May")))
     await _until(embedder.waiting)  # the message's vector is held

@@ -139,14 +139,15 @@ async def _conversations(backend: SQLiteBackend, n: int) -> list[str]:
 
 
 def _statements(ctx: Ctx, request: TurnRequest, vector: Vector) -> list[str]:
-    """The SQL ``turn_reads`` runs for ``request``, traced on the job's own connection."""
+    """The SQL a turn's two reader jobs run for ``request``, traced on this job's
+    connection."""
     seen: list[str] = []
     raw = dbapi.raw_connection(ctx.conn)
     raw.set_trace_callback(seen.append)
     try:
-        turns.turn_reads(
-            ctx, request, turns.ready_vector(vector), turns.ready_vector(None), "hybrid", 0.8
-        )
+        ready = turns.ready_vector(vector)
+        turns.turn_message_reads(ctx, request, ready, "hybrid", 0.8)
+        turns.turn_entity_reads(ctx, request, ready, turns.ready_vector(None), "hybrid", 0.8)
     finally:
         raw.set_trace_callback(None)
     # Top-level statements only ("-- ..." are the ones FTS5 and sqlite-vec run inside).

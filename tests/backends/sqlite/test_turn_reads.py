@@ -1,9 +1,10 @@
 """A turn's reads never touch the writer, and its entity vectors are never stale.
 
-``recall_turn`` is one reader job; entity vector search runs on reader threads against the
-snapshot the writer publishes at commit (``entity_snapshots.py``), revalidated against the
-workspace's generation stamp, so an entity another store (or process) added to the file is
-found on the very next turn, and an entity this store added is published without a reload.
+``recall_turn`` is two reader jobs (messages; entities); entity vector search runs on
+reader threads against the snapshot the writer publishes at commit
+(``entity_snapshots.py``), revalidated against the workspace's generation stamp, so an
+entity another store (or process) added to the file is found on the very next turn, and an
+entity this store added is published without a reload.
 """
 
 from __future__ import annotations
@@ -54,13 +55,13 @@ def _entities(backend: SQLiteBackend) -> SnapshotIndex:
     return vectors.entities
 
 
-async def test_a_turn_is_one_reader_job_and_no_writer_job(store: SQLiteBackend) -> None:
+async def test_a_turn_is_two_reader_jobs_and_no_writer_job(store: SQLiteBackend) -> None:
     conv = await _conversation(store)
     await store.recall_turn(full_request(conv, "where do I live?"))  # warm: the snapshot loads
     writer = store.store.writer
     units, reads = writer.units, store.store.reads
     recall = await store.recall_turn(full_request(conv, "which city is Lima in?"))
-    assert store.store.reads - reads == 1
+    assert store.store.reads - reads == 2  # messages and steps; entities (turns.py)
     assert writer.units - units == 0
     assert [e.name for e in recall.entities][:1] == ["Lima"]
     assert recall.user is not None and recall.user.name == "Alex"
