@@ -52,7 +52,12 @@ def _render_size(size: dict[str, Any], settings: dict[str, Any]) -> list[str]:
         f"{counts['entities']} entities, {counts['relationships']} relationships, "
         f"{counts['reasoning_steps']} reasoning steps",
         f"  database   {db['path']}, {mb(db['bytes'])}, {state} "
-        f"(built {db['built_at']} in {build['total_seconds']:.0f} s)",
+        f"(built {db['built_at']} in {build['total_seconds']:.0f} s)"
+        + (
+            f"; {counts.get('messages', '?')} messages; the turns ran on a copy of it"
+            if db.get("measured_on_a_copy")
+            else ""
+        ),
         f"  load avg   {_loads(size['load_average_before_measuring'])} before measuring, "
         f"{_loads(size['load_average_after_measuring'])} after (1, 5, 15 min)",
         "",

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from .instruments import TimedEmbedder
 from .interleaved import Store, interleaved_searches
 from .kinds import NAME
 from .measure import measure
-from .store import build_store, check_unchanged, record_counts
+from .store import build_store, check_unchanged, measured_copy
 
 __all__ = ["Plan", "run"]
 
@@ -42,23 +43,50 @@ async def _run_size(
     query_rng: random.Random,
     seen: set[str],
 ) -> tuple[dict[str, Any], list[list[str]]]:
-    """Build or reuse ``db``, measure every kind of turn on it, record what the turns wrote;
-    the results and the store's ``(conversation, user)`` ids."""
+    """Build or reuse ``db``, measure every kind of turn on a copy of it (the turns write:
+    ``store.measured_copy``); the results and the store's ``(conversation, user)`` ids."""
     tag = f"[{NAME} {spec.messages}]"
     result: dict[str, Any] = {"spec": spec.to_json(), "database": {"path": str(db)}}
     marker = await _ready(args, spec, db, marker, embedder, tag, result)
     timed = TimedEmbedder(embedder)
     extraction: dict[str, Any] = {} if args.extraction is None else {"extraction": args.extraction}
-
-    def open_store() -> SQLiteBackend:
-        """The measured store (the loopback server opens its own backend the same way)."""
-        return SQLiteBackend(db, embedder=timed, vector_index=args.vector_index, **extraction)
-
-    backend = open_store()
     skipped: dict[str, str] = {}
+    with measured_copy(db) as copy:
+
+        def open_store() -> SQLiteBackend:
+            """The measured store (the loopback server opens its own backend the same way)."""
+            return SQLiteBackend(copy, embedder=timed, vector_index=args.vector_index, **extraction)
+
+        measured, info = await _measure(
+            args, spec, open_store, marker, timed, query_rng, seen, tag, skipped
+        )
+    result["database"]["measured_on_a_copy"] = True
+    check_unchanged(db, marker, info["counts"])
+    result["skipped_backends"] = skipped
+    result["back_to_back"] = args.back_to_back
+    result["load_average_after_measuring"] = load_average()
+    result["database"]["bytes"] = file_size(db)
+    result["info"] = info
+    result.update(measured)
+    return result, marker["conversations"]
+
+
+async def _measure(
+    args: argparse.Namespace,
+    spec: SizeSpec,
+    open_store: Callable[[], SQLiteBackend],
+    marker: dict[str, Any],
+    timed: TimedEmbedder,
+    query_rng: random.Random,
+    seen: set[str],
+    tag: str,
+    skipped: dict[str, str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every kind of turn on the store ``open_store`` opens: the figures, with the store's
+    info as opened (before the turns wrote)."""
+    backend = open_store()
     try:
         info = await asyncio.to_thread(backend.info)
-        check_unchanged(db, marker, info["counts"])
         async with contextlib.AsyncExitStack() as stack:
             http = await http_targets(
                 args, spec, open_store, marker["conversations"], stack, skipped, tag
@@ -73,25 +101,19 @@ async def _run_size(
                 + args.http_turns * len(http)
             )
             say(args, f"{tag} measuring {n_turns} turns ({args.warmup} warm-up)")
-            result["load_average_before_measuring"] = load_average()
+            before = load_average()
             measured = await measure(
                 args, backend, timed, marker["conversations"], query_rng, seen, http
             )
-            result["stores"] = {"in-process": store_stats(backend)} | {
+            measured["load_average_before_measuring"] = before
+            measured["stores"] = {"in-process": store_stats(backend)} | {
                 kind: store_stats(target.served)
                 for kind, target in http.items()
                 if target.served is not None
             }
-        record_counts(db, marker, (await asyncio.to_thread(backend.info))["counts"])
     finally:
         await backend.aclose()
-    result["skipped_backends"] = skipped
-    result["back_to_back"] = args.back_to_back
-    result["load_average_after_measuring"] = load_average()
-    result["database"]["bytes"] = file_size(db)
-    result["info"] = info
-    result.update(measured)
-    return result, marker["conversations"]
+    return measured, info
 
 
 async def _ready(

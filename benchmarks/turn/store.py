@@ -4,14 +4,24 @@ A build of 100,000 messages takes minutes, so ``--db`` keeps it and the next run
 same settings reuses it. The JSON sidecar ``<db>.turn.json`` records what was built (the
 spec, the counts, the conversations); a database without a matching sidecar is refused
 rather than silently measured, and one whose counts moved is refused too.
+
+The turns write (their messages, extraction, vectors), so they run on a copy of the built
+file (``measured_copy``): every run measures the store as built, at the size the report
+names. Until session 9 they wrote into the kept file and the sidecar followed, so a store
+reused run after run grew (the "10,000" store held 29,112 messages after the runs of
+sessions 1-8, its busiest conversations 132 messages).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,7 +37,7 @@ __all__ = [
     "check_reuse",
     "check_unchanged",
     "db_path",
-    "record_counts",
+    "measured_copy",
     "sidecar_path",
 ]
 
@@ -128,8 +138,14 @@ def check_unchanged(db: Path, marker: dict[str, Any], counts: dict[str, Any]) ->
         )
 
 
-def record_counts(db: Path, marker: dict[str, Any], counts: dict[str, Any]) -> None:
-    """The turns' own writes are part of the store now; the sidecar follows, so the next
-    run can still tell this benchmark's growth from a foreign change."""
-    marker["counts"] = counts
-    sidecar_path(db).write_text(json.dumps(marker) + "\n")
+@contextlib.contextmanager
+def measured_copy(db: Path) -> Iterator[Path]:
+    """A copy of the built (closed) store ``db`` beside it, for the turns to write into;
+    deleted afterwards, so ``db`` stays as built."""
+    with tempfile.TemporaryDirectory(prefix=".turn-", dir=db.parent) as tmp:
+        copy = Path(tmp) / db.name
+        shutil.copyfile(db, copy)
+        wal = db.with_name(db.name + "-wal")
+        if wal.exists():
+            shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+        yield copy
