@@ -15,12 +15,12 @@ extraction, another tenant's bulk write).
 after the other: ~10 ms of reader time at 100k messages, of which the entity half (its
 full-text query over the workspace's entities, ranking, relationships) was ~3-4 ms. SQLite
 runs a statement without holding the GIL, so on two cores the halves overlap: measured
-turn by turn on the 100k ``turn`` store, interleaved in one process, retrieval p50 10.1
-vs 13.8 ms and 9.8 vs 13.7 ms (p95 14.6 vs 18.2, 14.3 vs 19.7); at 10k 12.7 vs 13.3 (the
-message half is most of it there). Each half reads in one transaction of its own: the
-two see the file as it was at nearly the same moment, not at the same one (an entity
-extracted from a message committed in between may show while that message does not),
-which a turn's merge of five sources never relied on.
+turn by turn on the 100k ``turn`` store, interleaved in one process, retrieval p50 8.2 vs
+12.1 ms (p95 12.1 vs 14.9); at 10k 10.0 vs 10.5 (the message half is most of it there).
+Each half reads in one transaction of its own: the two see the file as it was at nearly
+the same moment, not at the same one (an entity extracted from a message committed in
+between may show while that message does not), which a turn's merge of five sources
+never relied on.
 
 The query vector arrives as a ``VectorSource``: the turn's SQL that needs no vector (the
 conversation and the user's other conversations, their steps, the full-text hits of
