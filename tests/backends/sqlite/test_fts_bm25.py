@@ -77,6 +77,13 @@ QUERIES = (
 FILLER = [f"filler{i}" for i in range(300)]
 
 
+@pytest.fixture(autouse=True)
+def _score_every_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These stores are small: FTS5's own counting would be the cheaper path for every
+    query (``MIN_POSTINGS``), so the scoring here is what these tests switch on."""
+    monkeypatch.setattr(fts_bm25, "MIN_POSTINGS", 0)
+
+
 def _text(rng: random.Random, words: int) -> str:
     picked = (rng.choice(VOCABULARY if rng.random() < 0.15 else FILLER) for _ in range(words))
     return " ".join(picked) + "."
@@ -287,6 +294,66 @@ async def test_a_match_of_many_rows_is_ranked_by_fts5(
     assert declined is None
     assert len(plain) == 5
     assert with_stats == plain
+
+
+async def test_terms_in_few_rows_are_ranked_by_fts5(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below ``MIN_POSTINGS`` (the terms' rows, summed) FTS5's counting costs less than
+    scoring here: ``ranked_rows`` declines without running the match, above it scores."""
+    rng = random.Random(17)
+    async with SQLiteBackend(tmp_path / "s.db", embedder=None) as backend:
+        convs = await _fill(backend, rng, convs=2, each=30)
+        match = match_query("budget report", scope_token("c", convs[0]))
+        assert match is not None
+        stats = TermStats()
+
+        def search(raw: Any) -> tuple[list[str], list[tuple[Any, ...]] | None]:
+            seen: list[str] = []
+            raw.set_trace_callback(seen.append)
+            try:
+                return seen, ranked_rows(raw, stats, "messages_fts", match, ["budget", "report"], 9)
+            finally:
+                raw.set_trace_callback(None)
+
+        await _on_reader(backend, search)  # the snapshot is read
+        counts = stats._snapshots["messages_fts"].counts
+        postings = counts["budget"] + counts["report"]
+        monkeypatch.setattr(fts_bm25, "MIN_POSTINGS", postings + 1)
+        seen, declined = await _on_reader(backend, search)
+        assert declined is None
+        assert not any("MATCH" in s for s in seen)  # declined before any query
+        monkeypatch.setattr(fts_bm25, "MIN_POSTINGS", postings)
+        seen, scored = await _on_reader(backend, search)
+        assert scored
+
+
+async def test_a_snapshot_read_when_the_table_was_small_is_read_again_after_growth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every query declined (its terms too rare to be worth it) still checks the table's
+    size every ``CHECK_EVERY`` uses: a snapshot read at a small size does not stay."""
+    monkeypatch.setattr(fts_bm25, "MIN_POSTINGS", 10**9)
+    rng = random.Random(19)
+    stats = TermStats()
+    async with SQLiteBackend(tmp_path / "s.db", embedder=None) as backend:
+        convs = await _fill(backend, rng, convs=1, each=20)
+        match = match_query("budget", scope_token("c", convs[0]))
+        assert match is not None
+
+        def search(raw: Any) -> list[tuple[Any, ...]] | None:
+            return ranked_rows(raw, stats, "messages_fts", match, ["budget"], 5)
+
+        assert await _on_reader(backend, search) is None
+        small = stats._snapshots["messages_fts"].rows
+        await backend.add_messages(
+            convs[0], [NewMessage(role="user", content=_text(rng, 8)) for _ in range(20)]
+        )
+        for _ in range(fts_bm25.CHECK_EVERY - 1):
+            assert await _on_reader(backend, search) is None
+        assert stats._snapshots["messages_fts"].rows == small  # not checked yet
+        assert await _on_reader(backend, search) is None
+        assert stats._snapshots["messages_fts"].rows >= small + 20
 
 
 async def test_a_reader_that_finds_the_first_snapshot_being_read_ranks_with_fts5(
