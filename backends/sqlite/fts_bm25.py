@@ -29,9 +29,11 @@ count may be high by as many rows as were deleted (at most ``STALE_SHARE`` of th
 What it costs: one vocabulary read per ``STALE_SHARE`` of growth, on the reader that finds
 the snapshot stale (110 ms at the 100k ``turn`` store's 125k rows; a reader that finds
 another reading it keeps counting from the old one), and memory for the terms of
-``SNAPSHOT_MIN_ROWS`` rows or more. Queries whose
-match returns more than ``MAX_SCORED_ROWS`` rows (a common word in a big scope) keep
-FTS5's own ranking: scoring thousands of rows in Python costs more than the counts saved.
+``SNAPSHOT_MIN_ROWS`` rows or more. Two kinds of query keep FTS5's own ranking: those
+whose terms are in fewer than ``MIN_POSTINGS`` rows together (a small table, rare words:
+FTS5's counting is then cheaper than scoring here), and those whose match returns more
+than ``MAX_SCORED_ROWS`` rows (``highlight()`` on every matched row would cost more than
+the counts saved).
 """
 
 from __future__ import annotations
@@ -124,33 +126,45 @@ class Tokens:
     MAX_CACHED = 100_000
 
     def __init__(self) -> None:
-        self._conn = sqlean.connect(":memory:", check_same_thread=False)
-        self._conn.execute(
-            "CREATE VIRTUAL TABLE words USING fts5("
-            "w, tokenize='porter unicode61 remove_diacritics 2')"
-        )
-        self._conn.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, instance)")
+        self._conn: Any = None  # opened on the first word not in the cache
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[str, ...]] = {}
 
+    def _tokenizer(self) -> Any:
+        """The in-memory connection (under ``_lock``)."""
+        if self._conn is None:
+            conn = sqlean.connect(":memory:", check_same_thread=False)
+            conn.execute(
+                "CREATE VIRTUAL TABLE words USING fts5("
+                "w, tokenize='porter unicode61 remove_diacritics 2')"
+            )
+            conn.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, instance)")
+            self._conn = conn
+        return self._conn
+
     def of(self, words: Iterable[str]) -> list[tuple[str, ...]]:
-        """Each word's tokens, in order."""
+        """Each word's tokens, in order. Safe from any thread: a full cache is replaced,
+        not cleared, so a reader holding the old one still finds what it looked up."""
         words = list(words)
         cache = self._cache
-        missing = [w for w in words if w not in cache]
-        if missing:
-            missing = list(dict.fromkeys(missing))
+        found = [cache.get(w) for w in words]
+        if None in found:
             with self._lock:
-                if len(cache) + len(missing) > self.MAX_CACHED:
-                    cache.clear()
-                for word in missing:
-                    if word in cache:
+                conn = self._tokenizer()
+                if len(self._cache) >= self.MAX_CACHED:
+                    self._cache = {}
+                cache = self._cache
+                for i, word in enumerate(words):
+                    if found[i] is not None:
                         continue
-                    self._conn.execute("INSERT INTO words(rowid, w) VALUES (1, ?)", (word,))
-                    found = self._conn.execute("SELECT term FROM tokens ORDER BY offset")
-                    cache[word] = tuple(term for (term,) in found)
-                    self._conn.execute("DELETE FROM words")
-        return [cache[w] for w in words]
+                    hit = cache.get(word)
+                    if hit is None:
+                        conn.execute("INSERT INTO words(rowid, w) VALUES (1, ?)", (word,))
+                        rows = conn.execute("SELECT term FROM tokens ORDER BY offset")
+                        hit = cache[word] = tuple(term for (term,) in rows)
+                        conn.execute("DELETE FROM words")
+                    found[i] = hit
+        return [hit for hit in found if hit is not None]
 
 
 #: One per process: the tokenizer is the same for every store.

@@ -141,6 +141,14 @@ def test_a_word_has_the_tokens_of_the_index() -> None:
     ]
 
 
+def test_a_full_token_cache_starts_again_without_losing_an_answer() -> None:
+    tokens = Tokens()
+    tokens.MAX_CACHED = 2
+    words = ["moving", "dogs", "walked", "Zürich", "moving"]
+    assert tokens.of(words) == [("move",), ("dog",), ("walk",), ("zurich",), ("move",)]
+    assert tokens.of(words[::-1]) == [("move",), ("zurich",), ("walk",), ("dog",), ("move",)]
+
+
 def test_varints_read_sqlite_varints() -> None:
     assert varints(bytes([0x05, 0x81, 0x00, 0x7F])) == [5, 128, 127]
     assert varints(bytes([0x82, 0x80, 0x01])) == [2 * 128 * 128 + 1]
