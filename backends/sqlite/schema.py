@@ -288,12 +288,11 @@ FTS_DDL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS store_items_fts USING fts5("
     "body, scope, tokenize='porter unicode61 remove_diacritics 2')",
 )
-#: A row-count view of the message and entity indexes' terms (``fts_bm25``: BM25's
-#: document counts without reading every query term's doclist). ``fts5vocab`` tables store
-#: nothing: they read the index they are over.
+#: A row-count view of the message index's terms (``fts_bm25``: BM25's document counts
+#: without reading every query term's doclist). An ``fts5vocab`` table stores nothing: it
+#: reads the index it is over. (Entity searches match too many rows to be scored there.)
 FTS_VOCAB_DDL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts_vocabulary USING fts5vocab(messages_fts, col)",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS entities_fts_vocabulary USING fts5vocab(entities_fts, col)",
 )
 FTS_RANK = (
     "INSERT INTO messages_fts(messages_fts, rank) VALUES('rank', 'bm25(1.0, 0.0)')",
