@@ -587,9 +587,9 @@ class SQLiteBackend(MemoryBackend):
     async def _turn_vectors(
         self, request: TurnRequest, mode: SearchMode, keys: list[str]
     ) -> tuple[turns.VectorSource, turns.VectorSource]:
-        """The turn's query vectors for its reader job (``turns.py``): still being computed
-        when they can be (the model embeds while the job runs its text SQL), computed
-        first when the scope has message vectors queued (the job's read transaction must
+        """The turn's query vectors for its reader jobs (``turns.py``): still being computed
+        when they can be (the model embeds while the jobs run their text SQL), computed
+        first when the scope has message vectors queued (the jobs' read transactions must
         start after they are written) or the embedder does not batch queries."""
         vectors = self._store.vectors
         lane = self._store.vector_lane

@@ -91,13 +91,13 @@ T = TypeVar("T")
 #: The user's own entity, as ``retrieval`` asks for it source by source.
 USER_QUERY, USER_TYPE = "me", "person"
 
-#: How long a turn's reader job waits for its query vector at most. The model runs one
+#: How long a turn's reader jobs wait for the query vector at most. The model runs one
 #: batch of queries at a time (milliseconds); this bound only matters when it is stuck,
 #: and then the turn fails (retrieval logs it and the model call goes on without memory)
 #: rather than holding a reader thread.
 QUERY_WAIT_SECONDS = 10.0
 
-#: A query vector the reader job asks for once its vector-free SQL has run (``None``: the
+#: A query vector a reader job asks for once its vector-free SQL has run (``None``: the
 #: turn searches text only).
 VectorSource = Callable[[], Vector | None]
 
