@@ -44,6 +44,7 @@ from . import entity_keys, file_check, fts_merges, migrations, prepared
 from . import schema as s
 from .batched_wakeups import BatchedWakeups
 from .cypher_generations import CYPHER_GENERATIONS_DDL
+from .dbapi import raw_connection
 from .driver import DriverChoice, DriverInfo, open_engine
 from .embedding_batcher import EmbeddingBatcher
 from .entity_snapshots import SnapshotIndex
@@ -158,8 +159,9 @@ class SQLiteStore:
         #: The opened file (deleted or replaced under the store: 503); other processes'
         #: writes to it (the mirrors revalidate): see those modules.
         self.identity = None if self.path == ":memory:" else FileIdentity(self.path)
-        #: BM25 document counts of the FTS tables, for its readers (``fts_bm25``).
-        self.term_stats = TermStats()
+        #: BM25 document counts of the FTS tables, for its readers (``fts_bm25``); a file
+        #: store reads them on a reader thread, off any search's path.
+        self.term_stats = TermStats(None if path == ":memory:" else self._read_later)
         #: Reader jobs run so far (tests and benchmarks count a turn's jobs).
         self.reads = 0
         self.freshness = Freshness(self.drop_graph, self.vectors.entities if self.vectors else None)
@@ -321,6 +323,20 @@ class SQLiteStore:
             if damaged is None:
                 raise
             raise damaged from exc
+
+    def _read_later(self, job: Callable[[Any], object]) -> Future[object] | None:
+        """``job(raw DB-API connection)`` on a reader thread in a read transaction of its
+        own, outside the read lanes (store maintenance, not a request); ``None`` once the
+        store is closing."""
+        readers = self._readers
+        if readers is None or self._closed:
+            return None
+        try:
+            return readers.submit(
+                self._read, lambda ctx: job(raw_connection(ctx.conn)), Ctx(self, ""), (), {}
+            )
+        except RuntimeError:  # shut down meanwhile
+            return None
 
     def _read(
         self,

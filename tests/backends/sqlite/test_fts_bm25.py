@@ -3,6 +3,7 @@ query term's rows at every query, and FTS5's own ranking where that would cost m
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -362,6 +363,35 @@ async def test_a_snapshot_read_when_the_table_was_small_is_read_again_after_grow
         assert stats._snapshots["messages_fts"].rows == small  # not checked yet
         assert await _on_reader(backend, search) is None
         assert stats._snapshots["messages_fts"].rows >= small + 20
+
+
+async def test_a_file_store_reads_the_vocabulary_off_the_search_path(tmp_path: Path) -> None:
+    """The search that finds no snapshot does not read it: FTS5 ranks that one, the
+    vocabulary is read on another reader thread, and the next search is scored here."""
+    rng = random.Random(23)
+    async with SQLiteBackend(tmp_path / "s.db", embedder=None) as backend:
+        convs = await _fill(backend, rng, convs=2, each=20)
+        stats = backend.store.term_stats
+        match = match_query("budget report", scope_token("c", convs[0]))
+        assert match is not None
+
+        def search(raw: Any) -> tuple[list[str], list[tuple[Any, ...]] | None, Any]:
+            seen: list[str] = []
+            raw.set_trace_callback(seen.append)
+            try:
+                ours = ranked_rows(raw, stats, "messages_fts", match, ["budget", "report"], 9)
+            finally:
+                raw.set_trace_callback(None)
+            return seen, ours, _fts5(raw, match, 9)
+
+        seen, first, _ = await _on_reader(backend, search)
+        assert first is None
+        assert not any("messages_fts_vocabulary" in s for s in seen)
+        assert stats.pending is not None
+        await asyncio.wrap_future(stats.pending)
+        seen, second, theirs = await _on_reader(backend, search)
+        assert not any("messages_fts_vocabulary" in s for s in seen)
+        _same(second, theirs)
 
 
 async def test_a_reader_that_finds_the_first_snapshot_being_read_ranks_with_fts5(
