@@ -110,6 +110,26 @@ async def _on_reader(backend: SQLiteBackend, fn: Callable[[Any], T]) -> T:
     )
 
 
+def _traced(raw: Any, fn: Callable[[], T]) -> tuple[list[str], T]:
+    """``fn()``'s result and the statements it ran on ``raw``."""
+    seen: list[str] = []
+    raw.set_trace_callback(seen.append)
+    try:
+        return seen, fn()
+    finally:
+        raw.set_trace_callback(None)
+
+
+async def _matched(
+    backend: SQLiteBackend, seed: int, query: str, convs: int, each: int
+) -> tuple[list[str], str]:
+    """A filled store's conversations, and ``query``'s match in the first of them."""
+    ids = await _fill(backend, random.Random(seed), convs=convs, each=each)
+    match = match_query(query, scope_token("c", ids[0]))
+    assert match is not None
+    return ids, match
+
+
 def _fts5(raw: Any, match: str, limit: int) -> list[tuple[int, float]]:
     return [
         (int(pk), float(score))
@@ -196,12 +216,9 @@ async def test_document_counts_come_from_a_snapshot_and_the_rows_added_since(
         assert match is not None
 
         def search(raw: Any) -> tuple[list[str], list[tuple[Any, ...]] | None, Any]:
-            seen: list[str] = []
-            raw.set_trace_callback(seen.append)
-            try:
-                ours = ranked_rows(raw, stats, "messages_fts", match, words, 50)
-            finally:
-                raw.set_trace_callback(None)
+            seen, ours = _traced(
+                raw, lambda: ranked_rows(raw, stats, "messages_fts", match, words, 50)
+            )
             return seen, ours, _fts5(raw, match, 50)
 
         def vocabulary_reads(seen: list[str]) -> int:
@@ -310,20 +327,13 @@ async def test_terms_in_few_rows_are_ranked_by_fts5(
 ) -> None:
     """Below ``MIN_POSTINGS`` (the terms' rows, summed) FTS5's counting costs less than
     scoring here: ``ranked_rows`` declines without running the match, above it scores."""
-    rng = random.Random(17)
+    stats = TermStats()
     async with SQLiteBackend(tmp_path / "s.db", embedder=None) as backend:
-        convs = await _fill(backend, rng, convs=2, each=30)
-        match = match_query("budget report", scope_token("c", convs[0]))
-        assert match is not None
-        stats = TermStats()
+        _, match = await _matched(backend, 17, "budget report", convs=2, each=30)
 
         def search(raw: Any) -> tuple[list[str], list[tuple[Any, ...]] | None]:
-            seen: list[str] = []
-            raw.set_trace_callback(seen.append)
-            try:
-                return seen, ranked_rows(raw, stats, "messages_fts", match, ["budget", "report"], 9)
-            finally:
-                raw.set_trace_callback(None)
+            words = ["budget", "report"]
+            return _traced(raw, lambda: ranked_rows(raw, stats, "messages_fts", match, words, 9))
 
         await _on_reader(backend, search)  # the snapshot is read
         counts = stats._snapshots["messages_fts"].counts
@@ -343,12 +353,9 @@ async def test_a_snapshot_read_when_the_table_was_small_is_read_again_after_grow
     """Every query declined (its terms too rare to be worth it) still checks the table's
     size every ``CHECK_EVERY`` uses: a snapshot read at a small size does not stay."""
     monkeypatch.setattr(fts_bm25, "MIN_POSTINGS", 10**9)
-    rng = random.Random(19)
     stats = TermStats()
     async with SQLiteBackend(tmp_path / "s.db", embedder=None) as backend:
-        convs = await _fill(backend, rng, convs=1, each=20)
-        match = match_query("budget", scope_token("c", convs[0]))
-        assert match is not None
+        convs, match = await _matched(backend, 19, "budget", convs=1, each=20)
 
         def search(raw: Any) -> list[tuple[Any, ...]] | None:
             return ranked_rows(raw, stats, "messages_fts", match, ["budget"], 5)
@@ -356,7 +363,7 @@ async def test_a_snapshot_read_when_the_table_was_small_is_read_again_after_grow
         assert await _on_reader(backend, search) is None
         small = stats._snapshots["messages_fts"].rows
         await backend.add_messages(
-            convs[0], [NewMessage(role="user", content=_text(rng, 8)) for _ in range(20)]
+            convs[0], [NewMessage(role="user", content=f"budget line {i}") for i in range(20)]
         )
         for _ in range(fts_bm25.CHECK_EVERY - 1):
             assert await _on_reader(backend, search) is None
@@ -368,20 +375,15 @@ async def test_a_snapshot_read_when_the_table_was_small_is_read_again_after_grow
 async def test_a_file_store_reads_the_vocabulary_off_the_search_path(tmp_path: Path) -> None:
     """The search that finds no snapshot does not read it: FTS5 ranks that one, the
     vocabulary is read on another reader thread, and the next search is scored here."""
-    rng = random.Random(23)
     async with SQLiteBackend(tmp_path / "s.db", embedder=None) as backend:
-        convs = await _fill(backend, rng, convs=2, each=20)
+        _, match = await _matched(backend, 23, "budget report", convs=2, each=20)
         stats = backend.store.term_stats
-        match = match_query("budget report", scope_token("c", convs[0]))
-        assert match is not None
 
         def search(raw: Any) -> tuple[list[str], list[tuple[Any, ...]] | None, Any]:
-            seen: list[str] = []
-            raw.set_trace_callback(seen.append)
-            try:
-                ours = ranked_rows(raw, stats, "messages_fts", match, ["budget", "report"], 9)
-            finally:
-                raw.set_trace_callback(None)
+            words = ["budget", "report"]
+            seen, ours = _traced(
+                raw, lambda: ranked_rows(raw, stats, "messages_fts", match, words, 9)
+            )
             return seen, ours, _fts5(raw, match, 9)
 
         seen, first, _ = await _on_reader(backend, search)
@@ -398,20 +400,17 @@ async def test_a_reader_that_finds_the_first_snapshot_being_read_ranks_with_fts5
     tmp_path: Path,
 ) -> None:
     """No snapshot yet and another reader reading it: this one does not wait for it."""
-    rng = random.Random(9)
     stats = TermStats()
     async with SQLiteBackend(tmp_path / "s.db", embedder=None) as backend:
-        convs = await _fill(backend, rng, convs=2, each=20)
-        match = match_query("budget", scope_token("c", convs[0]))
-        assert match is not None
+        _, match = await _matched(backend, 9, "budget", convs=2, each=20)
+
+        def search(raw: Any) -> list[tuple[Any, ...]] | None:
+            return ranked_rows(raw, stats, "messages_fts", match, ["budget"], 5)
+
         stats._reading.add("messages_fts")  # another reader's read in progress
-        declined = await _on_reader(
-            backend, lambda raw: ranked_rows(raw, stats, "messages_fts", match, ["budget"], 5)
-        )
+        declined = await _on_reader(backend, search)
         stats._reading.clear()
-        found = await _on_reader(
-            backend, lambda raw: ranked_rows(raw, stats, "messages_fts", match, ["budget"], 5)
-        )
+        found = await _on_reader(backend, search)
     assert declined is None
     assert found
 
