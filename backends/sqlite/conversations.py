@@ -34,7 +34,6 @@ from .conversation_vectors import (
     search_conversation,
 )
 from .dbapi import raw_connection
-from .fts_bm25 import ranked_rows
 from .rows import (
     dumps,
     insert_rows,
@@ -47,7 +46,7 @@ from .rows import (
     token_count,
     when,
 )
-from .search import Ranked, bm25, bm25_rank, candidates, matched, rank, text_score
+from .search import Ranked, bm25, bm25_rows, candidates, matched, rank, text_score
 from .store import Ctx, message_partition
 from .text import match_query, message_scope, scope_token, terms
 from .vector_lane import QueuedVector
@@ -414,22 +413,15 @@ def bm25_each(
     deferred_fts.require_indexed(ctx)
     tokens = " OR ".join(f'"{token}"' for token in by_token)
     match = f"scope : ({tokens}) AND {body}"
-    rows: Sequence[Sequence[Any]] | None = ranked_rows(
-        raw_connection(ctx.conn),
-        ctx.store.term_stats,
+    rows = bm25_rows(
+        ctx.conn,
         "messages_fts",
         match,
-        words,
         MAX_SHARED_TEXT_ROWS + 1,
+        stats=ctx.store.term_stats,
+        words=words,
         extra=", scope",
     )
-    if rows is None:
-        order = bm25_rank("messages_fts")
-        rows = ctx.conn.exec_driver_sql(
-            f"SELECT rowid, -{order} AS score, highlight(messages_fts, 0, char(1), char(2)), "
-            "scope FROM messages_fts WHERE messages_fts MATCH ? ORDER BY score DESC LIMIT ?",
-            (match, MAX_SHARED_TEXT_ROWS + 1),
-        ).all()
     if len(rows) > MAX_SHARED_TEXT_ROWS:
         return None
     want = {conv.pk: candidates(limit) for conv, limit in wanted}

@@ -33,6 +33,7 @@ __all__ = [
     "Ranked",
     "bm25",
     "bm25_rank",
+    "bm25_rows",
     "candidates",
     "combine",
     "fuse",
@@ -84,6 +85,37 @@ def bm25_rank(fts_table: str) -> str:
     return f"bm25({fts_table}, 1.0, 0.0)"
 
 
+def bm25_rows(
+    conn: Connection,
+    fts_table: str,
+    match: str,
+    limit: int,
+    *,
+    rank: str | None = None,
+    stats: TermStats | None = None,
+    words: Sequence[str] | None = None,
+    extra: str = "",
+) -> Sequence[Sequence[Any]]:
+    """``(rowid, bm25, marked, *extra)`` of the best ``limit`` rows ``match`` finds, best
+    first: ``bm25`` positive, ``marked`` the body with ``highlight()``'s marks, ``extra``
+    more columns (``", scope"``). ``rank`` is the ranking expression, for a table ranked
+    otherwise (default: ``bm25_rank``). With ``stats`` and the match's body ``words`` (a
+    table with a vocabulary, ``schema.FTS_VOCAB_DDL``), a match of few rows is scored by
+    ``fts_bm25.ranked_rows`` (the same BM25, no per-query document counts); FTS5 ranks
+    the rest."""
+    if stats is not None and words and rank is None:
+        rows = ranked_rows(dbapi.raw_connection(conn), stats, fts_table, match, words, limit, extra)
+        if rows is not None:
+            return rows
+    order = bm25_rank(fts_table) if rank is None else rank
+    return dbapi.fetch_all(
+        conn,
+        f"SELECT rowid, -{order} AS score, highlight({fts_table}, 0, char(1), char(2)) AS marked"
+        f"{extra} FROM {fts_table} WHERE {fts_table} MATCH ? ORDER BY score DESC LIMIT ?",
+        (match, limit),
+    )
+
+
 def bm25(
     conn: Connection,
     fts_table: str,
@@ -97,24 +129,11 @@ def bm25(
 ) -> list[tuple[int, float]]:
     """``(rowid, score)`` of the best ``k`` FTS rows by BM25, best first, the score in
     [0, 1] and comparable across searches (``text_score``); ``terms`` is the number of
-    query terms the match expression ORs together. ``rank`` is the ranking expression, for
-    a table ranked otherwise (default: ``bm25_rank``). With ``stats`` and the match's body
-    ``words`` (a table with a vocabulary, ``schema.FTS_VOCAB_DDL``), a match of few rows
-    is scored by ``fts_bm25.ranked_rows`` (the same BM25, no per-query document counts)."""
+    query terms the match expression ORs together. ``rank``, ``stats`` and ``words``: as
+    for ``bm25_rows``."""
     if match is None:
         return []
-    rows: Sequence[Sequence[Any]] | None = None
-    if stats is not None and words and rank is None:
-        rows = ranked_rows(dbapi.raw_connection(conn), stats, fts_table, match, words, k)
-    if rows is None:
-        order = bm25_rank(fts_table) if rank is None else rank
-        rows = dbapi.fetch_all(
-            conn,
-            f"SELECT rowid, -{order} AS score, "
-            f"highlight({fts_table}, 0, char(1), char(2)) AS marked "
-            f"FROM {fts_table} WHERE {fts_table} MATCH ? ORDER BY score DESC LIMIT ?",
-            (match, k),
-        )
+    rows = bm25_rows(conn, fts_table, match, k, rank=rank, stats=stats, words=words)
     n = max(1, terms)
     return [
         (int(pk), text_score(float(score) / n, matched(marked) / n)) for pk, score, marked in rows
