@@ -100,6 +100,17 @@ def vocabulary_table(fts_table: str) -> str:
     return f"{fts_table}_vocabulary"
 
 
+def _averages(table: str) -> str:
+    """The query of FTS5's averages record: the table's row count, then its tokens per
+    column, as varints (``_row_count``, ``varints``)."""
+    return f"SELECT block FROM {table}_data WHERE id = 1"
+
+
+def _row_count(record: bytes | None) -> int:
+    """The table's row count from its averages record (none yet: an empty table)."""
+    return varints(record)[0] if record else 0
+
+
 def varints(blob: bytes) -> list[int]:
     """The SQLite varints of ``blob`` (FTS5's averages record and docsize rows)."""
     out: list[int] = []
@@ -219,9 +230,8 @@ class TermStats:
             uses = self._uses[table] = self._uses.get(table, 0) + 1
             if uses % CHECK_EVERY:
                 return snap
-            record = raw.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
-            rows = varints(record[0])[0] if record else 0
-            if abs(rows - snap.rows) <= STALE_SHARE * snap.rows:
+            (record,) = raw.execute(f"SELECT ({_averages(table)})").fetchone()
+            if abs(_row_count(record) - snap.rows) <= STALE_SHARE * snap.rows:
                 return snap
         with self._lock:
             if table in self._reading:
@@ -247,15 +257,13 @@ class TermStats:
         """Read the table's vocabulary (the caller marked it ``_reading``)."""
         try:
             record, last = raw.execute(
-                f"SELECT (SELECT block FROM {table}_data WHERE id = 1), "
-                f"(SELECT coalesce(max(id), 0) FROM {table}_docsize)"
+                f"SELECT ({_averages(table)}), (SELECT coalesce(max(id), 0) FROM {table}_docsize)"
             ).fetchone()
             found = raw.execute(
                 f"SELECT term, doc FROM {vocabulary_table(table)} WHERE col = 'body' AND doc >= ?",
                 (SNAPSHOT_MIN_ROWS,),
             ).fetchall()
-            rows = varints(record)[0] if record else 0
-            snap = _Snapshot(rows, int(last), dict(found))
+            snap = _Snapshot(_row_count(record), int(last), dict(found))
             self._snapshots[table] = snap
             return snap
         finally:
@@ -297,7 +305,7 @@ def _facts(
     known = [snap.counts.get(p[0]) if len(p) == 1 else None for p in phrases]
     parts = [
         f"SELECT -1, id, sz FROM {table}_docsize WHERE id IN ({', '.join('?' * len(rowids))})",
-        f"SELECT -2, 0, block FROM {table}_data WHERE id = 1",
+        f"SELECT -2, 0, ({_averages(table)})",
         f"SELECT -3, 0, (SELECT count(*) FROM {table}_docsize WHERE id > ?)",
     ]
     params: list[object] = [*rowids, snap.last]
