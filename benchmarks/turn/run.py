@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +56,36 @@ async def _run_size(
             """The measured store (the loopback server opens its own backend the same way)."""
             return SQLiteBackend(copy, embedder=timed, vector_index=args.vector_index, **extraction)
 
-        measured, info = await _measure(
-            args, spec, open_store, marker, timed, query_rng, seen, tag, skipped
-        )
+        backend = open_store()
+        try:
+            info = await asyncio.to_thread(backend.info)
+            check_unchanged(db, marker, info["counts"])  # the copy is the file as it is
+            async with contextlib.AsyncExitStack() as stack:
+                http = await http_targets(
+                    args, spec, open_store, marker["conversations"], stack, skipped, tag
+                )
+                n_turns = (
+                    args.warmup
+                    + args.turns
+                    + args.per_source_turns
+                    + args.per_conversation_turns
+                    + args.pre_embedded_turns
+                    + args.solo_turns
+                    + args.http_turns * len(http)
+                )
+                say(args, f"{tag} measuring {n_turns} turns ({args.warmup} warm-up)")
+                result["load_average_before_measuring"] = load_average()
+                measured = await measure(
+                    args, backend, timed, marker["conversations"], query_rng, seen, http
+                )
+                result["stores"] = {"in-process": store_stats(backend)} | {
+                    kind: store_stats(target.served)
+                    for kind, target in http.items()
+                    if target.served is not None
+                }
+        finally:
+            await backend.aclose()
     result["database"]["measured_on_a_copy"] = True
-    check_unchanged(db, marker, info["counts"])
     result["skipped_backends"] = skipped
     result["back_to_back"] = args.back_to_back
     result["load_average_after_measuring"] = load_average()
@@ -69,51 +93,6 @@ async def _run_size(
     result["info"] = info
     result.update(measured)
     return result, marker["conversations"]
-
-
-async def _measure(
-    args: argparse.Namespace,
-    spec: SizeSpec,
-    open_store: Callable[[], SQLiteBackend],
-    marker: dict[str, Any],
-    timed: TimedEmbedder,
-    query_rng: random.Random,
-    seen: set[str],
-    tag: str,
-    skipped: dict[str, str],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Every kind of turn on the store ``open_store`` opens: the figures, with the store's
-    info as opened (before the turns wrote)."""
-    backend = open_store()
-    try:
-        info = await asyncio.to_thread(backend.info)
-        async with contextlib.AsyncExitStack() as stack:
-            http = await http_targets(
-                args, spec, open_store, marker["conversations"], stack, skipped, tag
-            )
-            n_turns = (
-                args.warmup
-                + args.turns
-                + args.per_source_turns
-                + args.per_conversation_turns
-                + args.pre_embedded_turns
-                + args.solo_turns
-                + args.http_turns * len(http)
-            )
-            say(args, f"{tag} measuring {n_turns} turns ({args.warmup} warm-up)")
-            before = load_average()
-            measured = await measure(
-                args, backend, timed, marker["conversations"], query_rng, seen, http
-            )
-            measured["load_average_before_measuring"] = before
-            measured["stores"] = {"in-process": store_stats(backend)} | {
-                kind: store_stats(target.served)
-                for kind, target in http.items()
-                if target.served is not None
-            }
-    finally:
-        await backend.aclose()
-    return measured, info
 
 
 async def _ready(
