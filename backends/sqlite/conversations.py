@@ -25,7 +25,7 @@ from nams_local.models import (
     SearchResult,
 )
 
-from . import deferred_fts, prepared
+from . import deferred_fts, prepared, role_prior
 from . import schema as s
 from .conversation_vectors import (
     ConversationVectors,
@@ -314,7 +314,8 @@ def rank_in(
                 return vector_hits[:k]
             return search_conversation(conn, vectors.messages, query_vector, k, part, conv)
 
-    return rank(mode, limit, text_search, vector_search, weight)
+    prior = role_prior.for_query(conn, query)
+    return rank(mode, limit, text_search, vector_search, weight, prior)
 
 
 def shared_text_hits(

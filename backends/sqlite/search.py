@@ -11,6 +11,10 @@ floor: the vector part is the cosine similarity itself, and the text part is abs
 not "divided by the best hit of this search", which made the best hit of a query that
 matches nothing score 1.0. Text-only searches keep the hosted contract's rule (the best
 hit scores 1.0), so they carry no floor.
+
+A conversation search may pass a ``prior``: factors on some candidates' scores, applied
+before the best are taken (``role_prior``: a question about the user demotes the
+assistant's messages).
 """
 
 from __future__ import annotations
@@ -215,19 +219,36 @@ def rank(
     text_search: Callable[[int], list[tuple[int, float]]],
     vector_search: Callable[[int], list[tuple[int, float]]] | None,
     weight: float,
+    prior: Callable[[Sequence[int]], dict[int, float]] | None = None,
 ) -> list[Ranked]:
-    """Run the searches ``mode`` needs and return the best ``limit`` results."""
+    """Run the searches ``mode`` needs and return the best ``limit`` results; ``prior``
+    gives factors for some of the candidates' scores (``role_prior``), applied before
+    the best are taken."""
     if mode == "text" or vector_search is None:
         # Fetched by BM25, ordered by the text score (which also weighs coverage), and, as
         # the hosted contract has it for text search, divided by the best one (1.0).
-        scores = _clip(text_search(candidates(limit)))
+        scores = _apply(_clip(text_search(candidates(limit))), prior)
         best = max(scores.values(), default=0.0)
         ranked = [Ranked(pk, score / best if best > 0 else 1.0) for pk, score in scores.items()]
     elif mode == "vector":
-        hits = vector_search(vector_candidates(mode, limit))
-        ranked = [Ranked(pk, score) for pk, score in _clip(hits).items()]
+        # With a prior, more than ``limit`` candidates, so a demoted hit can be passed.
+        k = limit if prior is None else candidates(limit)
+        hits = _apply(_clip(vector_search(k)), prior)
+        ranked = [Ranked(pk, score) for pk, score in hits.items()]
     else:
         k = vector_candidates(mode, limit)
         ranked = fuse(text_search(k), vector_search(k), weight)
+        if prior is not None:
+            factors = prior([r.pk for r in ranked])
+            ranked = [Ranked(r.pk, r.score * factors.get(r.pk, 1.0)) for r in ranked]
     ranked.sort(key=_order)
     return ranked[:limit]
+
+
+def _apply(
+    scores: dict[int, float], prior: Callable[[Sequence[int]], dict[int, float]] | None
+) -> dict[int, float]:
+    if prior is None or not scores:
+        return scores
+    factors = prior(list(scores))
+    return {pk: score * factors.get(pk, 1.0) for pk, score in scores.items()}

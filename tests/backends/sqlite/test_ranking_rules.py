@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from backends.sqlite import SQLiteBackend
+from backends.sqlite import SQLiteBackend, role_prior
 from backends.sqlite.passages import MAX_PASSAGES, STRIDE, passages
 from nams_local import NewMessage, default_embedder
+from nams_local.models import SearchMode
 from nams_local.retrieval import DEFAULT_RELEVANCE_FLOOR
 from tests.data.unrelated_chat import UNRELATED_CHAT
 
@@ -106,3 +107,50 @@ async def test_hybrid_scores_compare_across_searches_and_text_ones_keep_the_cont
     assert full.items[0].content == partial.items[0].content == lines[-1]
     assert (partial.items[0].score or 0.0) < (full.items[0].score or 0.0) <= 1.0
     assert text_only.items[0].score == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("query", "about"),
+    [
+        ("Which company do I work for now?", True),
+        ("Where's my passport?", True),
+        ("what do i do on thursdays", True),
+        ("I work at Harbourco and live in Lisbon", False),
+        ("What did you suggest for dinner?", False),
+        ("What did I ask you to remind me about?", False),
+        ("What is the capital of France?", False),
+    ],
+)
+def test_a_question_is_about_the_user_when_first_person_not_addressed_to_the_assistant(
+    query: str, about: bool
+) -> None:
+    assert role_prior.about_the_user(query) is about
+
+
+@pytest.mark.parametrize("mode", ["text", "vector", "hybrid"])
+async def test_a_question_about_the_user_ranks_their_words_above_the_assistants(
+    mode: SearchMode,
+) -> None:
+    """The same words said by both: without the prior the later message (the assistant's)
+    wins the tie; about the user, the user's; addressed to the assistant, as before."""
+    said = "The new office is in Lisbon, near the river."
+    async with SQLiteBackend(":memory:", embedder=default_embedder()) as backend:
+        conv = await backend.create_conversation("u1")
+        await backend.add_messages(
+            conv.id,
+            [
+                *(NewMessage(role="user", content=t) for t in UNRELATED_CHAT[:30]),
+                NewMessage(role="user", content=said),
+                NewMessage(role="assistant", content=said),
+            ],
+        )
+        mine = await backend.search_messages(conv.id, "Where is my new office?", 2, mode)
+        yours = await backend.search_messages(conv.id, "Where did you say the office is?", 2, mode)
+    assert [m.role for m in mine.items] == ["user", "assistant"]
+    assert [m.content for m in mine.items] == [said, said]
+    if mode != "text":  # text-only divides by the best hit (the contract), which is 1.0
+        assert (mine.items[1].score or 0.0) == pytest.approx(
+            (mine.items[0].score or 0.0) * role_prior.ASSISTANT_PRIOR
+        )
+    assert [m.role for m in yours.items] == ["assistant", "user"]
+    assert yours.items[0].score == yours.items[1].score
