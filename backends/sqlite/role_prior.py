@@ -36,6 +36,8 @@ ASSISTANT_PRIOR = 0.7
 Prior = Callable[[Sequence[int]], dict[int, float]]
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+#: The core's ``retrieval_time.FIRST_PERSON`` says the same for the graph source; a backend
+#: imports no core module (the layer contract), so the engine keeps its own words.
 _FIRST_PERSON = frozenset(
     {"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll", "im", "ive"}
 )
