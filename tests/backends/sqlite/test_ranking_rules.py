@@ -154,3 +154,36 @@ async def test_a_question_about_the_user_ranks_their_words_above_the_assistants(
         )
     assert [m.role for m in yours.items] == ["assistant", "user"]
     assert yours.items[0].score == yours.items[1].score
+
+
+async def test_a_month_named_in_the_question_ranks_that_months_turn_first() -> None:
+    """The household set's temporal kind on a small fixture: the same thing each month,
+    each turn naming its month; the question's month is a text cue the hybrid score
+    honours (vector search alone nearly ties February and March here)."""
+    months = {
+        "January": "Back in January I was reading Middlemarch, on the bus every morning.",
+        "February": "Back in February I was reading Dune, on the bus every morning.",
+        "March": "Back in March I was reading Beloved, on the bus every morning.",
+    }
+    lines = [*UNRELATED_CHAT[:40]]
+    for at, line in zip((12, 20, 35), months.values(), strict=True):
+        lines.insert(at, line)
+    async with SQLiteBackend(":memory:", embedder=default_embedder()) as backend:
+        conv = await _fill(backend, lines)
+        found = await backend.search_messages(conv, "What was I reading in February?", 3)
+    assert found.items[0].content == months["February"]
+    assert (found.items[1].score or 0.0) < (found.items[0].score or 0.0)
+
+
+async def test_a_multi_hop_pair_is_retrieved_together() -> None:
+    """Who the uncle is and where that person is moving, said in two turns far apart: a
+    question about the uncle's move finds both, ahead of everything else."""
+    who = "My uncle Teodor came for dinner and we talked for hours."
+    where = "Teodor is moving to Tromsø in the autumn, big change for them."
+    lines = [*UNRELATED_CHAT[:40]]
+    lines.insert(5, who)
+    lines.insert(30, where)
+    async with SQLiteBackend(":memory:", embedder=default_embedder()) as backend:
+        conv = await _fill(backend, lines)
+        found = await backend.search_messages(conv, "Where is my uncle moving to?", 5)
+    assert {m.content for m in found.items[:2]} == {who, where}
