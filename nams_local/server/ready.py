@@ -21,6 +21,8 @@ from pathlib import Path
 
 import uvicorn
 
+from . import heap
+
 __all__ = ["ReadyFile", "ReadyServer"]
 
 
@@ -46,7 +48,11 @@ class ReadyFile:
 
 
 class ReadyServer(uvicorn.Server):
-    """uvicorn's server, calling ``on_ready`` once it has started listening."""
+    """uvicorn's server, calling ``on_ready`` once it has started listening.
+
+    Before that it sets the start-up heap aside from the garbage collector
+    (``heap.settle``): the app and its lifespan have built everything that lives as long
+    as the process by then."""
 
     def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None] | None) -> None:
         super().__init__(config)
@@ -54,5 +60,7 @@ class ReadyServer(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
-        if self.started and not self.should_exit and self._on_ready is not None:
-            self._on_ready()
+        if self.started and not self.should_exit:
+            heap.settle()
+            if self._on_ready is not None:
+                self._on_ready()
