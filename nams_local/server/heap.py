@@ -5,7 +5,7 @@ collection walks every tracked object with the GIL held: every thread of the pro
 stops until it is done. After start-up a ``serve`` process holds about 160,000 such
 objects — FastAPI's routes and pydantic's models, the engine's modules, tables and
 prepared statements — and nearly all of them live as long as the process. Under issue 12's
-adversarial load each full collection stopped the server for 121-148 ms (p50 to max, 10-12
+adversarial load each full collection stopped the server for 121-166 ms (p50 to max, 10-12
 of them in a 30 s window, measured with ``gc.callbacks``): time every tenant's request
 waited, whatever it was doing.
 
