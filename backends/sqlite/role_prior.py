@@ -21,19 +21,17 @@ drop an assistant hit, never admit a new one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from sqlalchemy import Connection
 
 from . import dbapi
+from .search import Prior
 
-__all__ = ["ASSISTANT_PRIOR", "Prior", "about_the_user", "for_query"]
+__all__ = ["ASSISTANT_PRIOR", "about_the_user", "for_query"]
 
 #: The factor on an assistant message's score for a question about the user.
 ASSISTANT_PRIOR = 0.7
-
-#: ``pks -> {pk: factor}`` for the pks whose score changes (the rest keep theirs).
-Prior = Callable[[Sequence[int]], dict[int, float]]
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 #: The core's ``retrieval_time.FIRST_PERSON`` says the same for the graph source; a backend

@@ -34,6 +34,7 @@ from .fts_bm25 import TermStats, ranked_rows
 __all__ = [
     "DEFAULT_HYBRID_WEIGHT",
     "TEXT_HALF",
+    "Prior",
     "Ranked",
     "bm25",
     "bm25_rank",
@@ -64,6 +65,11 @@ COVERAGE_SHARE = 0.5
 #: Candidates fetched from each index per requested result, for fusion.
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 40
+
+
+#: Factors on some candidates' scores, applied before the best are taken: ``pks ->
+#: {pk: factor}``, the pks left out keeping their score (``role_prior``).
+Prior = Callable[[Sequence[int]], dict[int, float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +225,7 @@ def rank(
     text_search: Callable[[int], list[tuple[int, float]]],
     vector_search: Callable[[int], list[tuple[int, float]]] | None,
     weight: float,
-    prior: Callable[[Sequence[int]], dict[int, float]] | None = None,
+    prior: Prior | None = None,
 ) -> list[Ranked]:
     """Run the searches ``mode`` needs and return the best ``limit`` results; ``prior``
     gives factors for some of the candidates' scores (``role_prior``), applied before
@@ -245,9 +251,7 @@ def rank(
     return ranked[:limit]
 
 
-def _apply(
-    scores: dict[int, float], prior: Callable[[Sequence[int]], dict[int, float]] | None
-) -> dict[int, float]:
+def _apply(scores: dict[int, float], prior: Prior | None) -> dict[int, float]:
     if prior is None or not scores:
         return scores
     factors = prior(list(scores))
