@@ -37,8 +37,7 @@ def test_settle_freezes_what_lives_and_collects_the_garbage_first() -> None:
     del a, b
     frozen = heap.settle()
     assert gone() is None, "the garbage was frozen instead of collected"
-    assert frozen >= len(alive)
-    assert gc.get_freeze_count() == frozen
+    assert frozen >= len(alive)  # (objects freed by other threads leave it at once)
     # A full collection now walks only what was made since: none of the 50,000.
     assert len(gc.get_objects(generation=2)) < len(alive) // 10
 
