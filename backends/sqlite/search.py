@@ -243,15 +243,14 @@ def rank(
         ranked = [Ranked(pk, score) for pk, score in hits.items()]
     else:
         k = vector_candidates(mode, limit)
-        ranked = fuse(text_search(k), vector_search(k), weight)
-        if prior is not None:
-            factors = prior([r.pk for r in ranked])
-            ranked = [Ranked(r.pk, r.score * factors.get(r.pk, 1.0)) for r in ranked]
+        fused = {r.pk: r.score for r in fuse(text_search(k), vector_search(k), weight)}
+        ranked = [Ranked(pk, score) for pk, score in _apply(fused, prior).items()]
     ranked.sort(key=_order)
     return ranked[:limit]
 
 
 def _apply(scores: dict[int, float], prior: Prior | None) -> dict[int, float]:
+    """``scores`` with ``prior``'s factors applied (every mode's one place for them)."""
     if prior is None or not scores:
         return scores
     factors = prior(list(scores))
