@@ -103,6 +103,9 @@ def open_engine(
         cursor.execute("PRAGMA busy_timeout=5000")
         cursor.close()
 
+    if readonly:
+        _snapshot_reads(engine)
+
     with engine.connect() as conn:
         raw = conn.connection.dbapi_connection
         assert raw is not None
@@ -126,3 +129,24 @@ def open_engine(
         fts5=fts5,
     )
     return engine, info
+
+
+def _snapshot_reads(engine: Engine) -> None:
+    """Make each SQLAlchemy transaction of a reader engine one SQLite read transaction.
+
+    The DB-API driver issues ``BEGIN`` only before a write, so without this every
+    ``SELECT`` of a read unit ran as a transaction of its own: two statements of one unit
+    could see two states of the file (a row counted by one and gone from the next), and
+    each statement after another connection's commit began by discarding the connection's
+    page cache (SQLite's WAL check at the start of every read transaction), so a search
+    of four statements re-read its pages up to four times while writes streamed in. With
+    a deferred ``BEGIN`` the unit reads one snapshot, taken by its first ``SELECT``, and
+    validates the cache once; the driver's ``commit()`` ends it (it asks SQLite whether a
+    transaction is open, as for the writer's ``BEGIN IMMEDIATE``).
+    """
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        raw = conn.connection.dbapi_connection
+        if not raw.in_transaction:
+            raw.execute("BEGIN")

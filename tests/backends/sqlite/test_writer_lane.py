@@ -316,9 +316,13 @@ def test_an_aged_background_backlog_lets_requests_in_after_each_unit(lane: Write
 def test_a_request_waits_behind_at_most_one_small_background_group(lane: WriterLane) -> None:
     order: list[str] = []
     started = threading.Event()
+    queued = threading.Event()
 
     def extract() -> None:
         started.set()
+        # The first unit holds the writer until the request is queued, so a test thread
+        # descheduled on a loaded machine cannot let the backlog run ahead of it.
+        assert queued.wait(timeout=30)
         deadline = time.thread_time() + 0.005  # a unit of extraction holds the writer
         while time.thread_time() < deadline:
             pass
@@ -329,6 +333,7 @@ def test_a_request_waits_behind_at_most_one_small_background_group(lane: WriterL
     # The writer is on the backlog (nothing else was queued) when the request arrives.
     assert started.wait(timeout=30)
     request = lane.unit(recorder(order, "request"), (), {}, key="b")
+    queued.set()
     request.result(timeout=30)
     for future in background:
         future.result(timeout=30)
