@@ -292,3 +292,39 @@ async def test_heldout_quality_floors() -> None:
     assert report.entities.recall >= 0.72, errors
     assert report.relationships.precision >= 0.8, errors
     assert report.relationships.recall >= 0.62, errors
+
+
+async def test_the_answer_cache_is_bounded_by_entries_and_by_characters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nams_local.extraction import rules
+
+    ran: list[str] = []
+    real = rules.extract_sync
+
+    def counted(message: ExtractionInput) -> Extraction:
+        ran.append(message.text)
+        return real(message)
+
+    monkeypatch.setattr(rules, "extract_sync", counted)
+
+    async def ask(extractor: RuleExtractor, text: str) -> None:
+        await extractor.extract(ExtractionInput(text=text, role="user"))
+
+    by_chars = RuleExtractor(cache_size=100, cache_chars=100)
+    first, second = "Alice moved to Lima " + "x" * 40, "Bob works at Acme " + "y" * 42
+    await ask(by_chars, first)
+    await ask(by_chars, first)  # a hit
+    await ask(by_chars, second)  # 120 characters cached: the oldest answer goes
+    await ask(by_chars, second)  # a hit
+    await ask(by_chars, first)  # extracted again
+    long = "Carol lives in Oslo. " * 10  # more characters than the whole cache holds
+    await ask(by_chars, long)
+    await ask(by_chars, long)  # never cached
+    assert ran == [first, second, first, long, long]
+
+    ran.clear()
+    by_entries = RuleExtractor(cache_size=2)
+    for text in ("one", "two", "three", "one", "three"):
+        await ask(by_entries, text)
+    assert ran == ["one", "two", "three", "one"]
