@@ -6,11 +6,11 @@ compiled-cache lookup), where the same statement as driver SQL costs about 40 us
 ``GET`` runs two or three statements, so on a server that is CPU-bound under the GIL that
 difference was a large part of a read's cost. The statements here are the ones every
 list/get/search request runs; they are written once, from the ``Table`` objects (so a
-column added to the schema is selected too), and run with ``Connection.exec_driver_sql``,
-which still returns ``Row`` objects with named attributes (every column is ``Text`` or
-``Integer``: there is no result processing to lose) inside the caller's transaction.
-The ones a turn or the writer runs many times go one step further, through
-``dbapi.fetch_one``/``fetch_all`` on the DB-API cursor (named tuples, no ``CursorResult``).
+column added to the schema is selected too), and run with ``dbapi.fetch_one``/``fetch_all``
+on the DB-API cursor inside the caller's transaction: named tuples with the columns as
+attributes (every column is ``Text`` or ``Integer``: there is no result processing to
+lose), without ``exec_driver_sql``'s ``CursorResult`` set-up, which was about a tenth of
+a reader's CPU for a conversation search (its result metadata, per call).
 
 Everything else keeps using Core: it is clearer, and only the hot paths pay for this.
 """
@@ -21,7 +21,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, Table
+from sqlalchemy import Connection, Table
 
 from . import dbapi
 from . import schema as s
@@ -63,16 +63,14 @@ _OF_WORKSPACE = _CONVERSATIONS + _ORDER
 _OF_USER = _CONVERSATIONS + "AND user_id = ? " + _ORDER
 
 
-def conversations_of_workspace(conn: Connection, workspace: str, limit: int) -> list[Row[Any]]:
+def conversations_of_workspace(conn: Connection, workspace: str, limit: int) -> list[Any]:
     """The workspace's conversations, most recently updated first."""
-    return list(conn.exec_driver_sql(_OF_WORKSPACE, (workspace, limit)).all())
+    return dbapi.fetch_all(conn, _OF_WORKSPACE, (workspace, limit))
 
 
-def conversations_of_user(
-    conn: Connection, workspace: str, user_id: str, limit: int
-) -> list[Row[Any]]:
+def conversations_of_user(conn: Connection, workspace: str, user_id: str, limit: int) -> list[Any]:
     """One user's conversations in the workspace, most recently updated first."""
-    return list(conn.exec_driver_sql(_OF_USER, (workspace, user_id, limit)).all())
+    return dbapi.fetch_all(conn, _OF_USER, (workspace, user_id, limit))
 
 
 _NEWEST = (
@@ -81,9 +79,9 @@ _NEWEST = (
 )
 
 
-def messages_newest_first(conn: Connection, conversation_pk: int, limit: int) -> list[Row[Any]]:
+def messages_newest_first(conn: Connection, conversation_pk: int, limit: int) -> list[Any]:
     """A conversation's newest ``limit`` messages, newest first."""
-    return list(conn.exec_driver_sql(_NEWEST, (conversation_pk, limit)).all())
+    return dbapi.fetch_all(conn, _NEWEST, (conversation_pk, limit))
 
 
 _BY_PKS = (
@@ -92,13 +90,13 @@ _BY_PKS = (
 )
 
 
-def messages_by_pks(conn: Connection, pks: Sequence[int]) -> list[Row[Any]]:
+def messages_by_pks(conn: Connection, pks: Sequence[int]) -> list[Any]:
     """The messages with these pks (any order), each with its conversation's API id as
     ``conv_id``. ``pks`` is bounded by the caller (a search's limit per conversation)."""
     if not pks:
         return []
     sql = _BY_PKS.format(marks=", ".join("?" * len(pks)))
-    return list(conn.exec_driver_sql(sql, tuple(int(pk) for pk in pks)).all())
+    return dbapi.fetch_all(conn, sql, tuple(int(pk) for pk in pks))
 
 
 _STEPS_OF = (
@@ -106,13 +104,13 @@ _STEPS_OF = (
 )
 
 
-def steps_of_conversations(conn: Connection, conversation_pks: Sequence[int]) -> list[Row[Any]]:
+def steps_of_conversations(conn: Connection, conversation_pks: Sequence[int]) -> list[Any]:
     """The reasoning steps of these conversations, oldest first (``pk`` order).
     ``conversation_pks`` is bounded by the caller (a few conversations of one user)."""
     if not conversation_pks:
         return []
     sql = _STEPS_OF.format(marks=", ".join("?" * len(conversation_pks)))
-    return list(conn.exec_driver_sql(sql, tuple(int(pk) for pk in conversation_pks)).all())
+    return dbapi.fetch_all(conn, sql, tuple(int(pk) for pk in conversation_pks))
 
 
 _RELATIONSHIP = (

@@ -28,7 +28,7 @@ _log = logging.getLogger(LOGGER_NAME)
 def loads(value: str | None) -> Any:
     """A stored JSON value (``{}`` for none), or ``{"nams_unreadable": why}`` when it
     cannot be rendered."""
-    if not value:
+    if not value or value == "{}":  # most stored values: no parse (about 2 us a row)
         return {}
     try:
         parsed = json.loads(value)
