@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.pool import SingletonThreadPool, StaticPool
+from sqlalchemy.pool import NullPool, Pool, SingletonThreadPool, StaticPool
 
 logger = logging.getLogger("nams_local.sqlite")
 
@@ -71,6 +71,7 @@ def open_engine(
     want_vec: bool = True,
     driver: DriverChoice = "auto",
     readonly: bool = False,
+    per_thread: bool = True,
 ) -> tuple[Engine, DriverInfo]:
     """Create the engine for ``path`` (a file or ``":memory:"``) and probe what it can do.
 
@@ -78,13 +79,20 @@ def open_engine(
     thread: SQLite's single-writer rule and ``:memory:`` databases stay simple. A
     ``readonly`` engine (file databases only) gives each reader thread a connection of its
     own (``SingletonThreadPool``, ``PRAGMA query_only``): WAL lets them read in parallel.
+    That pool closes the oldest connections once more than five threads have connected,
+    so it is only for the store's own few reader threads; ``per_thread=False`` gives a
+    read-only engine whose every ``connect()`` opens a connection closed with it
+    (``NullPool``), for reads from callers' threads (an export).
     """
     module = _driver_module(driver)
     target = ":memory:" if str(path) == ":memory:" else str(Path(path).expanduser())
+    pool: type[Pool] = StaticPool
+    if readonly:
+        pool = SingletonThreadPool if per_thread else NullPool
     engine = create_engine(
         f"sqlite:///{target}",
         module=module,
-        poolclass=SingletonThreadPool if readonly else StaticPool,
+        poolclass=pool,
         connect_args={"check_same_thread": False},
     )
     vec_error: list[str | None] = [None if want_vec else "not loaded: no vector index uses it"]

@@ -197,10 +197,15 @@ class SQLiteStore:
         # sources of one chat turn run in parallel (WAL readers never block the writer).
         self._readers: ThreadPoolExecutor | None = None
         self._read_engine: Engine | None = None
+        #: Snapshots (exports) from callers' threads: a connection each (``snapshot``).
+        self._snapshot_engine: Engine | None = None
         self._local = threading.local()
         if self.path != ":memory:":
             self._read_engine, _ = open_engine(
                 path, want_vec=want_vec, driver=driver, readonly=True
+            )
+            self._snapshot_engine, _ = open_engine(
+                path, want_vec=want_vec, driver=driver, readonly=True, per_thread=False
             )
             self._readers = ThreadPoolExecutor(
                 max_workers=READER_THREADS, thread_name_prefix="nams-sqlite-read"
@@ -360,12 +365,14 @@ class SQLiteStore:
         on a connection of its own inside one read transaction, so every read sees the
         same snapshot and writers are never blocked (WAL); for ``:memory:``, each read is
         a unit of work on the writer (its only connection)."""
-        if self._read_engine is None:
+        if self._snapshot_engine is None:
             yield lambda fn: self.run_sync(fn, self.conn)
             return
         if self.identity is not None:
             self.identity.check()
-        with self._read_engine.connect() as conn, conn.begin():
+        # Not the reader threads' engine: its per-thread pool would close their
+        # connections once a sixth thread (an application's own) connected.
+        with self._snapshot_engine.connect() as conn, conn.begin():
             yield lambda fn: fn(conn)
 
     def run_sync(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -390,6 +397,8 @@ class SQLiteStore:
                 self._readers.shutdown(wait=True)
             if self._read_engine is not None:
                 self._read_engine.dispose()
+            if self._snapshot_engine is not None:
+                self._snapshot_engine.dispose()
             self.lanes.close()
 
     @property

@@ -1,0 +1,50 @@
+"""Exports from many threads never close the reader threads' connections.
+
+The reader engine keeps one connection per thread (SQLAlchemy's ``SingletonThreadPool``),
+which closes the oldest connections once more threads than its ``pool_size`` (five) have
+connected. An application exporting from its own thread pool (a web framework runs sync
+handlers on dozens of threads) would so close the connections the store's reader threads
+keep and reuse, and every later read of those threads failed ("Cannot operate on a closed
+database"). Exports read on a connection of their own instead (``store.snapshot``).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from backends.sqlite import SQLiteBackend
+from nams_local import NewMessage
+
+THREADS = 12
+
+
+async def test_exports_from_many_threads_leave_the_readers_working(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path / "many.sqlite3", embeddings=False, extraction="off")
+    try:
+        conversation = await backend.create_conversation("u1")
+        await backend.add_messages(
+            conversation.id, [NewMessage(role="user", content=f"note {i}") for i in range(5)]
+        )
+        # Every reader thread has its connection before the exports start.
+        for _ in range(8):
+            assert len(await backend.list_messages(conversation.id)) == 5
+        errors: list[BaseException] = []
+        counts: list[int] = []
+
+        def export() -> None:
+            try:
+                counts.append(sum(1 for _ in backend.export_records()))
+            except BaseException as error:  # reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=export) for _ in range(THREADS)]
+        for thread in threads:
+            thread.start()
+            thread.join()  # one after another: each a new thread connecting
+        assert not errors
+        assert len(set(counts)) == 1 and counts[0] > 5
+        for _ in range(8):
+            assert len(await backend.list_messages(conversation.id)) == 5
+    finally:
+        await backend.aclose()
