@@ -4,8 +4,8 @@ The DB-API driver begins a transaction only before a write, so the statements of
 unit used to run as transactions of their own: a commit between two of them showed the
 second a state the first had not seen (and each began by discarding its page cache).
 ``driver._snapshot_reads`` makes the unit one read transaction. These tests commit through
-a connection of another "process" (a plain ``sqlite3`` connection) between two statements
-of one unit; they fail without it (the second count sees the new row).
+another connection to the file (as another process would) between two statements of one
+unit; they fail without it (the second count sees the new row).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
+# The store's own SQLite library: a second copy of SQLite in one process (the standard
+# ``sqlite3``) would not share its locks and shared-memory index with the store's.
 import sqlean.dbapi2 as sqlite3
 
 from backends.sqlite import SQLiteBackend
@@ -21,8 +22,6 @@ from backends.sqlite.dbapi import raw_connection
 from backends.sqlite.store import Ctx
 from nams_local import NewMessage
 
-#: The store's own SQLite library: a second copy of SQLite in one process (the standard
-#: ``sqlite3``) would not share its locks and shared-memory index with the store's.
 #: A table of the test's own, so the other connection's write fires none of the store's
 #: triggers (they call functions only the store's connections define).
 COUNT = "SELECT count(*) FROM scratch"
@@ -52,7 +51,6 @@ async def _seeded(path: Path) -> SQLiteBackend:
     return backend
 
 
-@pytest.mark.asyncio
 async def test_two_statements_of_one_read_unit_see_the_same_rows(tmp_path: Path) -> None:
     path = tmp_path / "snap.sqlite3"
     backend = await _seeded(path)
@@ -77,7 +75,6 @@ async def test_two_statements_of_one_read_unit_see_the_same_rows(tmp_path: Path)
         await backend.aclose()
 
 
-@pytest.mark.asyncio
 async def test_an_export_snapshot_holds_across_its_reads(tmp_path: Path) -> None:
     path = tmp_path / "snap.sqlite3"
     backend = await _seeded(path)
