@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.pool import NullPool, Pool, SingletonThreadPool, StaticPool
+from sqlalchemy.pool import NullPool, SingletonThreadPool, StaticPool
 
 logger = logging.getLogger("nams_local.sqlite")
 
@@ -71,7 +71,7 @@ def open_engine(
     want_vec: bool = True,
     driver: DriverChoice = "auto",
     readonly: bool = False,
-    per_thread: bool = True,
+    reader_threads: int | None = None,
 ) -> tuple[Engine, DriverInfo]:
     """Create the engine for ``path`` (a file or ``":memory:"``) and probe what it can do.
 
@@ -79,21 +79,25 @@ def open_engine(
     thread: SQLite's single-writer rule and ``:memory:`` databases stay simple. A
     ``readonly`` engine (file databases only) gives each reader thread a connection of its
     own (``SingletonThreadPool``, ``PRAGMA query_only``): WAL lets them read in parallel.
-    That pool closes the oldest connections once more than five threads have connected,
-    so it is only for the store's own few reader threads; ``per_thread=False`` gives a
-    read-only engine whose every ``connect()`` opens a connection closed with it
-    (``NullPool``), for reads from callers' threads (an export).
+    That pool closes the oldest connections once more threads than its size have
+    connected (connections other threads still use), so it is sized to the store's own
+    ``reader_threads`` and used by them alone. Without ``reader_threads`` a read-only
+    engine opens a connection per ``connect()`` and closes it with it (``NullPool``),
+    for reads from callers' threads (an export).
     """
     module = _driver_module(driver)
     target = ":memory:" if str(path) == ":memory:" else str(Path(path).expanduser())
-    pool: type[Pool] = StaticPool
-    if readonly:
-        pool = SingletonThreadPool if per_thread else NullPool
+    pool: dict[str, Any] = {"poolclass": StaticPool}
+    if readonly and reader_threads is not None:
+        # The reader threads, plus this thread: the probe below connects from it.
+        pool = {"poolclass": SingletonThreadPool, "pool_size": reader_threads + 1}
+    elif readonly:
+        pool = {"poolclass": NullPool}
     engine = create_engine(
         f"sqlite:///{target}",
         module=module,
-        poolclass=pool,
         connect_args={"check_same_thread": False},
+        **pool,
     )
     vec_error: list[str | None] = [None if want_vec else "not loaded: no vector index uses it"]
 

@@ -202,10 +202,10 @@ class SQLiteStore:
         self._local = threading.local()
         if self.path != ":memory:":
             self._read_engine, _ = open_engine(
-                path, want_vec=want_vec, driver=driver, readonly=True
+                path, want_vec=want_vec, driver=driver, readonly=True, reader_threads=READER_THREADS
             )
             self._snapshot_engine, _ = open_engine(
-                path, want_vec=want_vec, driver=driver, readonly=True, per_thread=False
+                path, want_vec=want_vec, driver=driver, readonly=True
             )
             self._readers = ThreadPoolExecutor(
                 max_workers=READER_THREADS, thread_name_prefix="nams-sqlite-read"
