@@ -79,7 +79,7 @@ def open_engine(
     thread: SQLite's single-writer rule and ``:memory:`` databases stay simple. A
     ``readonly`` engine (file databases only) gives each reader thread a connection of its
     own (``SingletonThreadPool``, ``PRAGMA query_only``): WAL lets them read in parallel.
-    That pool closes the oldest connections once more threads than its size have
+    That pool closes arbitrary connections once more threads than its size have
     connected (connections other threads still use), so it is sized to the store's own
     ``reader_threads`` and used by them alone. Without ``reader_threads`` a read-only
     engine opens a connection per ``connect()`` and closes it with it (``NullPool``),

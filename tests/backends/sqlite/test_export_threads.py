@@ -1,7 +1,7 @@
 """Exports from many threads, or many reader threads, never close a reader's connection.
 
 The reader engine keeps one connection per thread (SQLAlchemy's ``SingletonThreadPool``),
-which closes the oldest connections once more threads than its ``pool_size`` (five) have
+which closes arbitrary connections once more threads than its ``pool_size`` (five) have
 connected. An application exporting from its own thread pool (a web framework runs sync
 handlers on dozens of threads) would so close the connections the store's reader threads
 keep and reuse, and every later read of those threads failed ("Cannot operate on a closed
