@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -197,15 +198,16 @@ class SQLiteStore:
         # sources of one chat turn run in parallel (WAL readers never block the writer).
         self._readers: ThreadPoolExecutor | None = None
         self._read_engine: Engine | None = None
-        #: Snapshots (exports) from callers' threads: a connection each (``snapshot``).
+        #: Snapshots (exports) from callers' threads: a connection each (``snapshot``),
+        #: opened by the first export (most stores never export).
         self._snapshot_engine: Engine | None = None
+        self._open_snapshots = functools.partial(
+            open_engine, path, want_vec=want_vec, driver=driver, readonly=True
+        )
         self._local = threading.local()
         if self.path != ":memory:":
             self._read_engine, _ = open_engine(
                 path, want_vec=want_vec, driver=driver, readonly=True, reader_threads=READER_THREADS
-            )
-            self._snapshot_engine, _ = open_engine(
-                path, want_vec=want_vec, driver=driver, readonly=True
             )
             self._readers = ThreadPoolExecutor(
                 max_workers=READER_THREADS, thread_name_prefix="nams-sqlite-read"
@@ -365,15 +367,22 @@ class SQLiteStore:
         on a connection of its own inside one read transaction, so every read sees the
         same snapshot and writers are never blocked (WAL); for ``:memory:``, each read is
         a unit of work on the writer (its only connection)."""
-        if self._snapshot_engine is None:
+        if self._read_engine is None:
             yield lambda fn: self.run_sync(fn, self.conn)
             return
         if self.identity is not None:
             self.identity.check()
         # Not the reader threads' engine: its per-thread pool would close their
         # connections once a sixth thread (an application's own) connected.
-        with self._snapshot_engine.connect() as conn, conn.begin():
+        with self._snapshots().connect() as conn, conn.begin():
             yield lambda fn: fn(conn)
+
+    def _snapshots(self) -> Engine:
+        """The read-only engine exports read through (``NullPool``), opened on first use."""
+        with self._lock:
+            if self._snapshot_engine is None:
+                self._snapshot_engine, _ = self._open_snapshots()
+            return self._snapshot_engine
 
     def run_sync(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``run`` for synchronous callers (the CLI); never call it from the worker thread."""
