@@ -10,6 +10,7 @@ unit; they fail without it (the second count sees the new row).
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -27,27 +28,25 @@ from nams_local import NewMessage
 COUNT = "SELECT count(*) FROM scratch"
 
 
-def _commit_a_row(path: Path) -> None:
-    """A write committed by another connection to the file (as another process would)."""
-    other = sqlite3.connect(path)
-    try:
-        other.execute("INSERT INTO scratch (x) VALUES ('late')")
+def _commit(path: Path, *statements: str) -> None:
+    """``statements`` committed by another connection to the file (as another process)."""
+    with contextlib.closing(sqlite3.connect(path)) as other:
+        for statement in statements:
+            other.execute(statement)
         other.commit()
-    finally:
-        other.close()
+
+
+def _commit_a_row(path: Path) -> None:
+    _commit(path, "INSERT INTO scratch (x) VALUES ('late')")
 
 
 async def _seeded(path: Path) -> SQLiteBackend:
     backend = SQLiteBackend(path, embeddings=False, extraction="off")
     conversation = await backend.create_conversation("u1")
     await backend.add_messages(conversation.id, [NewMessage(role="user", content="hello")])
-    other = sqlite3.connect(path)
-    try:
-        other.execute("CREATE TABLE scratch (x TEXT)")
-        other.executemany("INSERT INTO scratch (x) VALUES (?)", [("a",), ("b",), ("c",)])
-        other.commit()
-    finally:
-        other.close()
+    _commit(
+        path, "CREATE TABLE scratch (x TEXT)", "INSERT INTO scratch (x) VALUES ('a'), ('b'), ('c')"
+    )
     return backend
 
 
