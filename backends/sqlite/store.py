@@ -14,12 +14,13 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, cast
 
 from sqlalchemy import (
     Connection,
@@ -55,6 +56,7 @@ from .fts_backlog import FtsBacklog
 from .fts_bm25 import TermStats
 from .fts_merges import FtsMerges
 from .graph import EntityGraphMirror
+from .inline_reads import BUDGET_SECONDS, InlineReads
 from .lanes import Lanes
 from .passages import PassageEmbedder, PassageIndex
 from .resolution import Resolution
@@ -102,7 +104,11 @@ class VectorState:
 
 
 class SQLiteStore:
-    """Engine, connection, worker thread, vector indexes and graph mirrors of one database."""
+    """Engine, connection, worker thread, vector indexes and graph mirrors of one database.
+
+    ``inline_budget``: seconds of SQL a read may take on its caller's thread before it
+    moves to a reader thread (``inline_reads.py``; ``0``: every read on a reader thread).
+    """
 
     def __init__(
         self,
@@ -114,6 +120,7 @@ class SQLiteStore:
         resolution: Resolution | None = None,
         lanes: Lanes | None = None,
         supersession: Supersession | None = None,
+        inline_budget: float = BUDGET_SECONDS,
     ) -> None:
         self.path = str(path)
         #: Which relationship types are single-valued (``validity.py``).
@@ -201,11 +208,20 @@ class SQLiteStore:
         #: Snapshots (exports) from callers' threads: a connection each (``snapshot``),
         #: opened by the first export (most stores never export).
         self._snapshot_engine: Engine | None = None
+        # Opened later: by then the process may have changed directory (a relative path).
         self._open_snapshots = functools.partial(
-            open_engine, path, want_vec=want_vec, driver=driver, readonly=True
+            open_engine,
+            path if self.path == ":memory:" else os.path.abspath(path),
+            want_vec=want_vec,
+            driver=driver,
+            readonly=True,
         )
         self._local = threading.local()
-        if self.path != ":memory:":
+        #: Cheap reads on the caller's thread (``inline_reads.py``); file databases only.
+        self.inline = InlineReads(lambda: self._open_snapshots()[0], budget=inline_budget)
+        if self.path == ":memory:":
+            self.inline.budget = 0.0
+        else:
             self._read_engine, _ = open_engine(
                 path, want_vec=want_vec, driver=driver, readonly=True, reader_threads=READER_THREADS
             )
@@ -315,8 +331,9 @@ class SQLiteStore:
     async def read(
         self, fn: Callable[Concatenate[Ctx, P], R], ctx: Ctx, *args: P.args, **kwargs: P.kwargs
     ) -> R:
-        """Run a read-only ``fn(ctx, ...)`` on a reader thread (file databases), else
-        like ``run``. Only for units of work that touch nothing but SQL."""
+        """Run a read-only ``fn(ctx, ...)`` on the caller's thread if it is cheap, else on
+        a reader thread (file databases: ``inline_reads.py``); for ``:memory:`` like
+        ``run``. Only for units of work that touch nothing but SQL."""
         if self._readers is None:
             return await self.run(fn, ctx, *args, **kwargs)
         if self._closed:
@@ -324,6 +341,12 @@ class SQLiteStore:
         self.reads += 1
         loop = asyncio.get_running_loop()
         try:
+            if self.inline.budget > 0:
+                if self.identity is not None:
+                    self.identity.check()
+                done, result = self.inline.attempt(fn, ctx, args, kwargs)
+                if done:
+                    return cast(R, result)
             return await loop.run_in_executor(self._readers, self._read, fn, ctx, args, kwargs)
         except Exception as exc:
             damaged = file_check.damage(exc, self.path)
@@ -408,6 +431,7 @@ class SQLiteStore:
                 self._read_engine.dispose()
             if self._snapshot_engine is not None:
                 self._snapshot_engine.dispose()
+            self.inline.close()
             self.lanes.close()
 
     @property

@@ -68,6 +68,7 @@ from .conversations import (
     user_conversations,
 )
 from .entities import details_of, entity_text_hits, ranked_entities
+from .inline_reads import reader_thread
 from .rows import to_entity
 from .search import candidates, vector_candidates
 from .store import Ctx
@@ -189,6 +190,7 @@ class TurnEntities:
     details: dict[str, EntityDetails]
 
 
+@reader_thread  # waits for the query vector, beside turn_entity_reads
 def turn_message_reads(
     ctx: Ctx,
     request: TurnRequest,
@@ -225,6 +227,7 @@ def turn_message_reads(
     )
 
 
+@reader_thread  # waits for the query vector, beside turn_message_reads
 def turn_entity_reads(
     ctx: Ctx,
     request: TurnRequest,

@@ -111,5 +111,9 @@ async def test_a_relative_path_survives_a_change_of_directory(
         monkeypatch.chdir(tmp_path / "elsewhere")  # the file is where it was
         conversation = (await backend.create_conversation("u1")).id
         assert await backend.list_messages(conversation) == []
+        # Engines opened only now (inline reads, exports) open the same file too.
+        with backend.store.snapshot() as read:
+            ids = read(lambda conn: conn.exec_driver_sql("SELECT id FROM conversations").all())
+        assert [row.id for row in ids] == [conversation]
     finally:
         await backend.aclose()

@@ -13,6 +13,7 @@ import pytest
 
 from backends.sqlite import SQLiteBackend, dbapi, fts_bm25
 from backends.sqlite.fts_bm25 import TermStats, Tokens, ranked_rows, varints
+from backends.sqlite.inline_reads import reader_thread
 from backends.sqlite.search import bm25
 from backends.sqlite.store import Ctx
 from backends.sqlite.text import match_query, scope_token, terms
@@ -104,9 +105,11 @@ async def _fill(backend: SQLiteBackend, rng: random.Random, convs: int, each: in
 
 
 async def _on_reader(backend: SQLiteBackend, fn: Callable[[Any], T]) -> T:
-    """``fn(raw DB-API connection)`` in a reader job of ``backend``."""
+    """``fn(raw DB-API connection)`` in a reader job of ``backend`` (on a reader thread:
+    an inline try cut off by its budget would have run part of ``fn`` already)."""
     return await backend.store.read(
-        lambda ctx: fn(dbapi.raw_connection(ctx.conn)), Ctx(backend.store, backend.workspace)
+        reader_thread(lambda ctx: fn(dbapi.raw_connection(ctx.conn))),
+        Ctx(backend.store, backend.workspace),
     )
 
 

@@ -1,0 +1,155 @@
+"""Cheap reads run on the caller's own thread; the rest still go to the reader threads.
+
+Why: a read handed to a reader thread crosses threads twice (the submit, and the
+result's wake-up of the event loop), and on each crossing the thread that wakes must get
+the GIL back from whichever thread holds it. Under a server's load those waits, not
+SQLite, were most of a read: ``gil_load`` in ``serve`` under the ``load`` mix showed the
+GIL held ~60 % of the time while some thread waited for it ~95 % of the time (hand-over
+latency), with the event loop itself waiting ~35 %. Running the read where it was asked
+for removes both crossings; in alternating 15 s runs of ``load --no-embeddings`` it gave
+13-41 % more requests/s (four pairs of four, 754 against 605 on average) at less CPU per
+request.
+
+A read on the event loop's thread must never stall it, so each one has a budget
+(``BUDGET_SECONDS``): a progress handler checks the clock every ``PROGRESS_OPS`` SQLite
+instructions and interrupts a statement past it. Its connection never waits for a lock
+(``busy_timeout`` 0). A read that is cut off, or finds the file busy, is run again on a
+reader thread (a read changes nothing, so running it twice is safe) and that kind of
+read (its function) goes straight to the reader threads for the next ``SKIP_AFTER_CUT``
+calls, so a read that is always over budget wastes at most one budget in that many.
+Its Python work (building the answer) is not metered, as on a reader thread it would
+hold the GIL all the same; every read unit is bounded by its limits.
+
+Each thread that reads gets a connection of its own from a read-only ``NullPool`` engine
+(never the reader threads' per-thread pool: its clean-up closes connections other
+threads use), kept while the thread lives and closed with the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine
+
+from nams_local.errors import BackendUnavailableError
+
+from .dbapi import raw_connection
+
+__all__ = ["BUDGET_SECONDS", "PROGRESS_OPS", "SKIP_AFTER_CUT", "InlineReads", "reader_thread"]
+
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Wall-clock seconds an inline read's SQL may run before it moves to a reader thread.
+BUDGET_SECONDS = 0.002
+#: SQLite instructions between two looks at the clock (a cheap read never looks).
+PROGRESS_OPS = 1000
+#: Calls of a read function sent straight to the reader threads after one was cut off.
+SKIP_AFTER_CUT = 32
+
+#: SQLite result codes that hand a read over: interrupted (our budget), busy, locked.
+_HAND_OVER = frozenset({9, 5, 6})
+
+
+def reader_thread(fn: F) -> F:
+    """Mark a read that must run on a reader thread: one that waits for something (a
+    turn's job waits for the query vector) or is meant to run beside another read."""
+    fn.__dict__[_READER_THREAD] = True
+    return fn
+
+
+_READER_THREAD = "_nams_reader_thread"
+
+
+class _Local(threading.local):
+    conn: Connection | None = None
+    deadline: float = 0.0
+
+
+class InlineReads:
+    """The inline attempt of ``SQLiteStore.read``; ``attempt`` says whether it answered.
+
+    Args:
+        open_engine: opens the read-only ``NullPool`` engine (on first use).
+        budget: seconds of SQL an inline read may take (``0``: never inline).
+    """
+
+    def __init__(self, open_engine: Callable[[], Engine], budget: float = BUDGET_SECONDS) -> None:
+        self.budget = budget
+        self._open_engine = open_engine
+        self._engine: Engine | None = None
+        self._local = _Local()
+        self._lock = threading.Lock()
+        #: thread ident → its connection, so ``close`` can close every one.
+        self._conns: dict[int, Connection] = {}
+        #: read function → calls still to send to the reader threads.
+        self._skips: dict[tuple[str, str], int] = {}
+        self._closed = False
+        #: Reads answered inline, and reads handed over (cut off or busy).
+        self.answered = 0
+        self.handed_over = 0
+
+    def attempt(
+        self, fn: Callable[..., R], ctx: Any, args: tuple[object, ...], kwargs: dict[str, object]
+    ) -> tuple[bool, R | None]:
+        """``(True, fn(ctx with this thread's connection, ...))``, or ``(False, None)``
+        when the read is to run on a reader thread instead."""
+        if self.budget <= 0 or getattr(fn, _READER_THREAD, False):
+            return False, None
+        key = (getattr(fn, "__module__", ""), getattr(fn, "__qualname__", ""))
+        skip = self._skips.get(key, 0)
+        if skip:
+            self._skips[key] = skip - 1
+            return False, None
+        local = self._local
+        conn = local.conn if local.conn is not None else self._connect()
+        local.deadline = time.perf_counter() + self.budget
+        try:
+            with conn.begin():
+                result = fn(dataclasses.replace(ctx, connection=conn), *args, **kwargs)
+        except Exception as exc:
+            code = getattr(getattr(exc, "orig", None) or exc, "sqlite_errorcode", None)
+            if self._closed:
+                raise BackendUnavailableError("the SQLite store is closed") from exc
+            if code not in _HAND_OVER:
+                raise
+            if code == 9:
+                self._skips[key] = SKIP_AFTER_CUT
+            self.handed_over += 1
+            return False, None
+        self.answered += 1
+        return True, result
+
+    def _connect(self) -> Connection:
+        with self._lock:
+            if self._closed:
+                raise BackendUnavailableError("the SQLite store is closed")
+            if self._engine is None:
+                self._engine = self._open_engine()
+            alive = {thread.ident for thread in threading.enumerate()}
+            for ident in [ident for ident in self._conns if ident not in alive]:
+                self._conns.pop(ident).close()  # its thread has ended
+            stale = self._conns.pop(threading.get_ident(), None)
+            if stale is not None:  # an ended thread's, whose ident this thread reuses
+                stale.close()
+            conn = self._engine.connect()
+            local = self._local
+            raw = raw_connection(conn)
+            raw.execute("PRAGMA busy_timeout=0")
+            raw.set_progress_handler(lambda: time.perf_counter() > local.deadline, PROGRESS_OPS)
+            local.conn = self._conns[threading.get_ident()] = conn
+            return conn
+
+    def close(self) -> None:
+        """Close every thread's connection and the engine (no read may be running)."""
+        with self._lock:
+            self._closed = True
+            conns, self._conns = list(self._conns.values()), {}
+            for conn in conns:
+                conn.close()
+            if self._engine is not None:
+                self._engine.dispose()
