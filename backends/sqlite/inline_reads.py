@@ -6,19 +6,31 @@ the GIL back from whichever thread holds it. Under a server's load those waits, 
 SQLite, were most of a read: ``gil_load`` in ``serve`` under the ``load`` mix showed the
 GIL held ~60 % of the time while some thread waited for it ~95 % of the time (hand-over
 latency), with the event loop itself waiting ~35 %. Running the read where it was asked
-for removes both crossings; in alternating 15 s runs of ``load --no-embeddings`` it gave
-13-41 % more requests/s (four pairs of four, 754 against 605 on average) at less CPU per
-request.
+for removes both crossings: in four alternating pairs of 15 s ``load --no-embeddings``
+runs against the code before it, 18-30 % more requests/s (494 against 398 on average, in
+a busy hour of the machine) and 2.31 against 2.63 ms of server CPU per request.
 
-A read on the event loop's thread must never stall it, so each one has a budget
-(``BUDGET_SECONDS``): a progress handler checks the clock every ``PROGRESS_OPS`` SQLite
-instructions and interrupts a statement past it. Its connection never waits for a lock
-(``busy_timeout`` 0). A read that is cut off, or finds the file busy, is run again on a
-reader thread (a read changes nothing, so running it twice is safe) and that kind of
-read (its function) goes straight to the reader threads for the next ``SKIP_AFTER_CUT``
-calls, so a read that is always over budget wastes at most one budget in that many.
-Its Python work (building the answer) is not metered, as on a reader thread it would
-hold the GIL all the same; every read unit is bounded by its limits.
+A read on the event loop's thread must never stall it, so each one has a budget of CPU
+time (``BUDGET_SECONDS`` of the thread's CPU clock): a progress handler looks at the
+clock every ``PROGRESS_OPS`` SQLite instructions and interrupts the statement once the
+read is past it. CPU time, not wall time: the handler is Python, so it needs the GIL,
+and a read's wall time on a busy server is mostly waits for the GIL between its
+statements. A first version with a 2 ms wall-clock budget, looked at every 1,000
+instructions, cut off 79 of 3,559 reads tried inline in a 15 s run, and each cut sent
+its kind to the reader threads for the next 32 calls: two reads in five still went
+there, and no gain showed (with CPU time: 10 cut off, 7,340 answered inline). Nor a
+count of instructions alone: SQLite counts them per prepared statement over all its
+runs, and the driver caches statements, so a cheap query crossed any count now and
+then. The connection never waits for a lock (``busy_timeout`` 0).
+
+A read that is cut off, or finds the file busy, is run again on a reader thread (a read
+changes nothing, so running it twice is safe) and that kind of read (its function) goes
+straight to the reader threads for the next ``SKIP_AFTER_CUT`` calls, so a read that is
+always over budget wastes at most one budget in that many. Its Python work (building
+the answer) counts toward the budget, but only a statement can be stopped; every read
+unit is bounded by its limits.
+A read that must not run on the caller's thread (it waits for something, or is meant to
+run beside another one) is marked ``@reader_thread``.
 
 Each thread that reads gets a connection of its own from a read-only ``NullPool`` engine
 (never the reader threads' per-thread pool: its clean-up closes connections other
@@ -44,10 +56,11 @@ __all__ = ["BUDGET_SECONDS", "PROGRESS_OPS", "SKIP_AFTER_CUT", "InlineReads", "r
 R = TypeVar("R")
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: Wall-clock seconds an inline read's SQL may run before it moves to a reader thread.
+#: Seconds of the thread's CPU an inline read may use before it moves to a reader thread.
 BUDGET_SECONDS = 0.002
-#: SQLite instructions between two looks at the clock (a cheap read never looks).
-PROGRESS_OPS = 1000
+#: SQLite instructions between two looks at the clock (~0.3-0.6 ms of SQLite's work
+#: here; a cheap read's statement looks once in many runs).
+PROGRESS_OPS = 5000
 #: Calls of a read function sent straight to the reader threads after one was cut off.
 SKIP_AFTER_CUT = 32
 
@@ -107,7 +120,7 @@ class InlineReads:
             return False, None
         local = self._local
         conn = local.conn if local.conn is not None else self._connect()
-        local.deadline = time.perf_counter() + self.budget
+        local.deadline = time.thread_time() + self.budget
         try:
             with conn.begin():
                 result = fn(dataclasses.replace(ctx, connection=conn), *args, **kwargs)
@@ -140,12 +153,19 @@ class InlineReads:
             local = self._local
             raw = raw_connection(conn)
             raw.execute("PRAGMA busy_timeout=0")
-            raw.set_progress_handler(lambda: time.perf_counter() > local.deadline, PROGRESS_OPS)
+            raw.set_progress_handler(lambda: time.thread_time() > local.deadline, PROGRESS_OPS)
             local.conn = self._conns[threading.get_ident()] = conn
             return conn
 
     def close(self) -> None:
         """Close every thread's connection and the engine (no read may be running)."""
+        import os as _o
+
+        if _o.environ.get("XP_STATS"):
+            with open(_o.environ["XP_STATS"], "a") as f:
+                f.write(
+                    f"answered {self.answered} handed_over {self.handed_over} skips {self._skips}\n"
+                )
         with self._lock:
             self._closed = True
             conns, self._conns = list(self._conns.values()), {}
