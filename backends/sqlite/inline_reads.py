@@ -159,13 +159,6 @@ class InlineReads:
 
     def close(self) -> None:
         """Close every thread's connection and the engine (no read may be running)."""
-        import os as _o
-
-        if _o.environ.get("XP_STATS"):
-            with open(_o.environ["XP_STATS"], "a") as f:
-                f.write(
-                    f"answered {self.answered} handed_over {self.handed_over} skips {self._skips}\n"
-                )
         with self._lock:
             self._closed = True
             conns, self._conns = list(self._conns.values()), {}
