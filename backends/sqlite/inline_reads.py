@@ -24,8 +24,9 @@ runs, and the driver caches statements, so a cheap query crossed any count now a
 then. The connection never waits for a lock (``busy_timeout`` 0).
 
 A read that is cut off, or finds the file busy, is run again on a reader thread (a read
-changes nothing, so running it twice is safe) and that kind of read (its function) goes
-straight to the reader threads for the next ``SKIP_AFTER_CUT`` calls, so a read that is
+changes nothing, so running it twice is safe) and that kind of read (its function, in
+that workspace: one tenant's heavy reads never move another's) goes straight to the
+reader threads for the next ``SKIP_AFTER_CUT`` calls, so a read that is
 always over budget wastes at most one budget in that many. Its Python work (building
 the answer) counts toward the budget, but only a statement can be stopped; every read
 unit is bounded by its limits.
@@ -99,8 +100,9 @@ class InlineReads:
         self._lock = threading.Lock()
         #: thread ident → its connection, so ``close`` can close every one.
         self._conns: dict[int, Connection] = {}
-        #: read function → calls still to send to the reader threads.
-        self._skips: dict[tuple[str, str], int] = {}
+        #: (read function, workspace) → calls still to send to the reader threads; only
+        #: entries still counting down are kept.
+        self._skips: dict[tuple[str, str, str], int] = {}
         self._closed = False
         #: Reads answered inline, and reads handed over (cut off or busy).
         self.answered = 0
@@ -113,10 +115,15 @@ class InlineReads:
         when the read is to run on a reader thread instead."""
         if self.budget <= 0 or getattr(fn, _READER_THREAD, False):
             return False, None
-        key = (getattr(fn, "__module__", ""), getattr(fn, "__qualname__", ""))
-        skip = self._skips.get(key, 0)
+        key = (
+            getattr(fn, "__module__", ""),
+            getattr(fn, "__qualname__", ""),
+            getattr(ctx, "workspace", ""),
+        )
+        skip = self._skips.pop(key, 0)
         if skip:
-            self._skips[key] = skip - 1
+            if skip > 1:
+                self._skips[key] = skip - 1
             return False, None
         local = self._local
         conn = local.conn if local.conn is not None else self._connect()

@@ -89,6 +89,26 @@ async def test_a_read_over_its_budget_moves_to_a_reader_thread_and_so_does_its_k
         assert backend.store.inline.handed_over == 1
 
 
+async def test_a_cut_off_read_moves_only_its_own_workspaces_calls(tmp_path: Path) -> None:
+    """One tenant's heavy read sends that tenant's next calls of it to the reader
+    threads, not another tenant's (the same function, another workspace)."""
+    async with _backend(tmp_path) as backend:
+        threads: list[str] = []
+
+        def unit(ctx: Ctx, sql: str) -> int:
+            threads.append(threading.current_thread().name)
+            return int(ctx.conn.execute(text(sql)).scalar_one())
+
+        heavy = Ctx(backend.store, "ws-heavy")
+        other = Ctx(backend.store, "ws-other")
+        assert await backend.store.read(unit, heavy, SLOW_SQL) == 3000000
+        assert len(threads) == 2  # cut off, then run on a reader
+        assert await backend.store.read(unit, heavy, "SELECT 1") == 1
+        assert threads[-1].startswith("nams-sqlite-read")  # this tenant: to the readers
+        assert await backend.store.read(unit, other, "SELECT 1") == 1
+        assert threads[-1] == threading.current_thread().name  # the other: still inline
+
+
 async def test_the_event_loop_keeps_running_while_slow_reads_run(tmp_path: Path) -> None:
     """Three distinct slow reads (each cut off once): the loop's longest pause stays near
     the budget, far below one read's run time (about a second)."""
