@@ -89,7 +89,7 @@ class InlineReads:
 
     Args:
         open_engine: opens the read-only ``NullPool`` engine (on first use).
-        budget: seconds of SQL an inline read may take (``0``: never inline).
+        budget: seconds of the thread's CPU an inline read may use (``0``: never inline).
     """
 
     def __init__(self, open_engine: Callable[[], Engine], budget: float = BUDGET_SECONDS) -> None:

@@ -106,8 +106,9 @@ class VectorState:
 class SQLiteStore:
     """Engine, connection, worker thread, vector indexes and graph mirrors of one database.
 
-    ``inline_budget``: seconds of SQL a read may take on its caller's thread before it
-    moves to a reader thread (``inline_reads.py``; ``0``: every read on a reader thread).
+    ``inline_budget``: seconds of its thread's CPU a read may use on its caller's thread
+    before it moves to a reader thread (``inline_reads.py``; ``0``: every read on a reader
+    thread).
     """
 
     def __init__(
