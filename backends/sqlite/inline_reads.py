@@ -33,9 +33,10 @@ unit is bounded by its limits.
 A read that must not run on the caller's thread (it waits for something, or is meant to
 run beside another one) is marked ``@reader_thread``.
 
-Each thread that reads gets a connection of its own from a read-only ``NullPool`` engine
-(never the reader threads' per-thread pool: its clean-up closes connections other
-threads use), kept while the thread lives and closed with the store.
+Each thread that reads gets a connection of its own from the store's read-only
+``NullPool`` engine, the one exports use (never the reader threads' per-thread pool: its
+clean-up closes connections other threads use), kept while the thread lives and closed
+with the store.
 """
 
 from __future__ import annotations
@@ -88,14 +89,13 @@ class InlineReads:
     """The inline attempt of ``SQLiteStore.read``; ``attempt`` says whether it answered.
 
     Args:
-        open_engine: opens the read-only ``NullPool`` engine (on first use).
+        engine: the store's read-only ``NullPool`` engine (opened by the first call).
         budget: seconds of the thread's CPU an inline read may use (``0``: never inline).
     """
 
-    def __init__(self, open_engine: Callable[[], Engine], budget: float = BUDGET_SECONDS) -> None:
+    def __init__(self, engine: Callable[[], Engine], budget: float = BUDGET_SECONDS) -> None:
         self.budget = budget
-        self._open_engine = open_engine
-        self._engine: Engine | None = None
+        self._engine = engine
         self._local = _Local()
         self._lock = threading.Lock()
         #: thread ident → its connection, so ``close`` can close every one.
@@ -148,15 +148,13 @@ class InlineReads:
         with self._lock:
             if self._closed:
                 raise BackendUnavailableError("the SQLite store is closed")
-            if self._engine is None:
-                self._engine = self._open_engine()
             alive = {thread.ident for thread in threading.enumerate()}
             for ident in [ident for ident in self._conns if ident not in alive]:
                 self._conns.pop(ident).close()  # its thread has ended
             stale = self._conns.pop(threading.get_ident(), None)
             if stale is not None:  # an ended thread's, whose ident this thread reuses
                 stale.close()
-            conn = self._engine.connect()
+            conn = self._engine().connect()
             local = self._local
             raw = raw_connection(conn)
             raw.execute("PRAGMA busy_timeout=0")
@@ -165,11 +163,10 @@ class InlineReads:
             return conn
 
     def close(self) -> None:
-        """Close every thread's connection and the engine (no read may be running)."""
+        """Close every thread's connection (no read may be running; the engine is the
+        store's to dispose of)."""
         with self._lock:
             self._closed = True
             conns, self._conns = list(self._conns.values()), {}
             for conn in conns:
                 conn.close()
-            if self._engine is not None:
-                self._engine.dispose()

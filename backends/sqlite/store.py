@@ -207,7 +207,7 @@ class SQLiteStore:
         self._readers: ThreadPoolExecutor | None = None
         self._read_engine: Engine | None = None
         #: Snapshots (exports) from callers' threads: a connection each (``snapshot``),
-        #: opened by the first export (most stores never export).
+        #: and the inline reads' per-thread connections; opened by the first of them.
         self._snapshot_engine: Engine | None = None
         # Opened later: by then the process may have changed directory (a relative path).
         self._open_snapshots = functools.partial(
@@ -219,10 +219,10 @@ class SQLiteStore:
         )
         self._local = threading.local()
         #: Cheap reads on the caller's thread (``inline_reads.py``); file databases only.
-        self.inline = InlineReads(lambda: self._open_snapshots()[0], budget=inline_budget)
-        if self.path == ":memory:":
-            self.inline.budget = 0.0
-        else:
+        self.inline = InlineReads(
+            self._snapshots, budget=0.0 if self.path == ":memory:" else inline_budget
+        )
+        if self.path != ":memory:":
             self._read_engine, _ = open_engine(
                 path, want_vec=want_vec, driver=driver, readonly=True, reader_threads=READER_THREADS
             )
@@ -402,7 +402,8 @@ class SQLiteStore:
             yield lambda fn: fn(conn)
 
     def _snapshots(self) -> Engine:
-        """The read-only engine exports read through (``NullPool``), opened on first use."""
+        """The read-only engine exports and inline reads use (``NullPool``), opened on
+        first use."""
         with self._lock:
             if self._snapshot_engine is None:
                 self._snapshot_engine, _ = self._open_snapshots()
@@ -430,9 +431,9 @@ class SQLiteStore:
                 self._readers.shutdown(wait=True)
             if self._read_engine is not None:
                 self._read_engine.dispose()
+            self.inline.close()
             if self._snapshot_engine is not None:
                 self._snapshot_engine.dispose()
-            self.inline.close()
             self.lanes.close()
 
     @property
