@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import sqlean.dbapi2 as sqlean  # the engine's library
 from sqlalchemy import text
 
 from backends.sqlite import SQLiteBackend
@@ -164,3 +165,42 @@ def test_each_thread_reads_on_its_own_connection_closed_when_it_ends(tmp_path: P
     finally:
         asyncio.run(backend.aclose())
     assert inline._conns == {}
+
+
+async def test_a_read_that_finds_a_file_busy_runs_again_on_a_reader_thread(
+    tmp_path: Path,
+) -> None:
+    """SQLite's own ``SQLITE_BUSY`` (another connection holds an exclusive lock; the inline
+    attempt never waits for one) hands the read to a reader thread, which runs it again
+    once the lock is gone; unlike a cut-off it does not send the next calls there too."""
+    locked = tmp_path / "locked.sqlite3"
+    holder = sqlean.connect(locked, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("INSERT INTO t VALUES (7)")
+    holder.execute("BEGIN EXCLUSIVE")  # a rollback-journal file: readers get SQLITE_BUSY
+    threads: list[str] = []
+
+    def unit(ctx: Ctx) -> int:
+        threads.append(threading.current_thread().name)
+        other = sqlean.connect(locked, timeout=0)
+        try:
+            return int(other.execute("SELECT x FROM t").fetchone()[0])
+        except sqlean.OperationalError:
+            if holder.in_transaction:
+                holder.execute("ROLLBACK")  # let go once the read has found it busy
+            raise
+        finally:
+            other.close()
+
+    try:
+        async with _backend(tmp_path) as backend:
+            inline = backend.store.inline
+            assert await _read(backend, unit) == 7
+            here = threading.current_thread().name
+            assert threads[0] == here and threads[1].startswith("nams-sqlite-read")
+            assert len(threads) == 2
+            assert inline.handed_over == 1
+            assert await _read(backend, unit) == 7  # the lock is gone: inline again
+            assert threads[2] == here and len(threads) == 3
+    finally:
+        holder.close()
