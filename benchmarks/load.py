@@ -29,6 +29,10 @@ cross product ``MATCH (a:Entity) MATCH (b:Entity) MATCH (c:Entity) RETURN count(
 ``--hostile-entities`` entities in its workspace, bulks of 100 long messages, searches at the
 maximal limit, single messages near the body limit — while the other tenants run the normal
 mix; it reports the other tenants' p95 (target <= 200 ms) and what the hostile tenant got.
+Just before that window the same other clients run the mix alone on the same server for
+``--baseline-seconds`` (the hostile tenant idle): their p95 there is what they get with no
+hostile tenant at all, so the report says how much the hostile tenant added, measured in
+one run, and whether the target is below that floor on this machine.
 
 ``python -m benchmarks load --help`` for the options; ``--smoke`` for a few-second check.
 """
@@ -78,6 +82,7 @@ SMOKE_DEFAULTS: dict[str, Any] = {
     "ceiling_seconds": 1.0,
     "hostile_clients": 4,
     "hostile_entities": 30,
+    "baseline_seconds": 1.0,
     "no_embeddings": True,
     "timeout": 15.0,
 }
@@ -115,6 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive,
         default=2000,
         help="entities seeded in the hostile workspace (the Cypher cross product's input)",
+    )
+    a.add_argument(
+        "--baseline-seconds",
+        type=float,
+        default=20.0,
+        help="the other tenants' mix alone, on the same server just before the hostile "
+        "window (their p95 with no hostile tenant); 0 = skip; default 20",
     )
     c = parser.add_argument_group("client and server")
     c.add_argument(
@@ -159,6 +171,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             parser.error(f"--{name} must be positive")
     if args.ceiling_seconds < 0:
         parser.error("--ceiling-seconds must not be negative")
+    if args.baseline_seconds < 0:
+        parser.error("--baseline-seconds must not be negative")
     if args.adversarial and args.tenants < 2:
         parser.error("--adversarial needs at least 2 tenants (one hostile, one measured)")
     return args
@@ -404,6 +418,38 @@ def _verdict(args: argparse.Namespace, figures: dict[str, Any]) -> dict[str, Any
     return verdict
 
 
+def baseline_figures(
+    run: dict[str, Any], clients: list[dict[str, Any]], server_cpu: float | None
+) -> dict[str, Any]:
+    """The other tenants alone (``--baseline-seconds``): their overall figures."""
+    figures = load_figures(run, clients, server_cpu)
+    overall = figures["overall"]
+    keys = ("requests", "requests_per_second", "p50_ms", "p95_ms", "p99_ms", "non_2xx", "errors")
+    return {
+        "seconds": run["seconds"],
+        **{key: overall[key] for key in keys},
+        "server_cpu_ms_per_request": figures.get("server_cpu_ms_per_request"),
+    }
+
+
+def _baseline_line(base: dict[str, Any], others_p95: float) -> list[str]:
+    if not base["requests"]:
+        return ["  the same clients with no hostile tenant: no request answered"]
+    floor = base["p95_ms"] > TARGET_OTHERS_P95_MS
+    return [
+        f"  the same clients with no hostile tenant ({base['seconds']:g} s just before, same "
+        f"server): {base['requests_per_second']:.1f} requests/s, p95 {base['p95_ms']:.1f} ms, "
+        f"{base['non_2xx']} non-2xx, {base['errors']} errors; the hostile tenant multiplied "
+        f"their p95 by {others_p95 / base['p95_ms']:.2f}"
+        + (
+            f" (their p95 with nobody hostile is already above the {TARGET_OTHERS_P95_MS:.0f} "
+            "ms target on this machine)"
+            if floor
+            else ""
+        )
+    ]
+
+
 # -- report --------------------------------------------------------------------------------
 def _ok(flag: bool) -> str:
     return "met" if flag else "MISSED"
@@ -465,6 +511,8 @@ def render(results: dict[str, Any]) -> str:
             f"{o['errors']} errors (target <= {TARGET_OTHERS_P95_MS:.0f} ms and 0 while tenant 0 "
             f"is hostile): {_ok(v['others_p95_met'])}"
         )
+        if results.get("baseline"):
+            lines += _baseline_line(results["baseline"], o["p95_ms"])
     if f.get("server_cpu_ms_per_request") is not None:
         workers = f.get("workers_cpu_ms_per_request")
         own = "supervisor" if s.get("workers", 1) > 1 else "server"
@@ -590,6 +638,15 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             # One process on purpose: what a single generator can push is the figure.
             ceiling = ceiling_figures(run_generators(plan, probe, processes=1, logs=tmp))
         clients = client_plan(args, seeded)
+        baseline = None
+        if args.adversarial and args.baseline_seconds > 0:
+            calm = [c for c in clients if c["role"] == "normal"]
+            say(args, f"[{NAME}] baseline: {len(calm)} clients, no hostile tenant, "
+                f"for {args.baseline_seconds:g}s")  # fmt: skip
+            cpu_before = server.cpu_seconds()
+            plan = base_plan(args, server.port, args.baseline_seconds)
+            calm_run = run_generators(plan, calm, processes=args.client_processes, logs=tmp)
+            baseline = baseline_figures(calm_run, calm, _delta(cpu_before, server.cpu_seconds()))
         say(args, f"[{NAME}] {len(clients)} clients for {args.seconds:g}s")
         cpu_before, workers_before = server.cpu_seconds(), server.children_cpu_seconds()
         plan = base_plan(args, server.port, args.seconds)
@@ -620,6 +677,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "extraction": args.extraction,
             "adversarial": args.adversarial,
             "hostile_clients": args.hostile_clients if args.adversarial else 0,
+            "baseline_seconds": args.baseline_seconds if args.adversarial else 0,
             "client_processes": args.client_processes,
             "timeout": args.timeout,
             "mix": dict(NORMAL_MIX),
@@ -636,6 +694,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "all_settled": seeded["settle"]["all_settled"],
         },
         "ceiling": ceiling,
+        "baseline": baseline,
         "load": figures,
         "messages_found": found,
         "server": {

@@ -106,8 +106,15 @@ def test_load_adversarial_smoke_reports_both_sides(tmp_path: Path) -> None:
     assert {"cypher_heavy", "bulk_max", "search_max"} <= set(hostile["operations"])
     assert not set(hostile["operations"]) & set(NORMAL_OPS)
     assert "others_p95_met" in results["verdict"]
+    # the same clients alone just before, on the same server: the floor of their p95
+    baseline = results["baseline"]
+    assert baseline["seconds"] == 1.0 and baseline["requests"] >= 8
+    assert baseline["non_2xx"] == 0 and baseline["errors"] == 0
+    assert 0 < baseline["p50_ms"] <= baseline["p95_ms"] <= baseline["p99_ms"]
+    assert baseline["requests_per_second"] > 0
     assert _gone(results["server"]["pid"])
-    assert "hostile tenant" in (tmp_path / "README.md").read_text()
+    readme = (tmp_path / "README.md").read_text()
+    assert "hostile tenant" in readme and "the same clients with no hostile tenant" in readme
 
 
 def test_ingest_http_smoke_acks_and_extracts(tmp_path: Path) -> None:
