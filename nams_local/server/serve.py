@@ -6,8 +6,10 @@ the app's own (``nams_local.server``): uvicorn's access log is off, so each requ
 logged once, with the workspace hash and never the token. The engine is opened here, through
 the wiring module (``nams_local.config``), and handed to the app, which closes it on shutdown.
 
-``--workers N`` (N > 1) binds the socket the same way and hands it to N worker processes
-(``workers.py``), each running :func:`serve_on` over its own store on the same file.
+``--workers N`` (N > 1) binds the address the same way and starts N worker processes
+(``workers.py``), each listening on a socket of its own bound to it (``SO_REUSEPORT``, so
+the kernel spreads connections over them) and running :func:`serve_on` over its own store
+on the same file.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TextIO
 
 from .ready import ReadyFile, ReadyServer
 from .serve_options import ServeOptions
+from .sockets import bind
 
 __all__ = [
     "DEFAULT_EXTRACTION",
@@ -44,25 +47,6 @@ DEFAULT_EXTRACTION = "background"
 #: ``serve``'s process count unless ``--workers`` says otherwise (docs/sharing-a-file.md,
 #: "Workers": one process is the default until several are shown faster on small machines).
 DEFAULT_WORKERS = 1
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (``port`` 0 = any free port).
-
-    Created with ``proto=IPPROTO_TCP`` on purpose: asyncio turns Nagle's algorithm off only
-    on accepted sockets whose protocol says TCP, and ``socket.create_server`` leaves it 0.
-    With Nagle on, every keep-alive response waited ~40 ms for a delayed ACK.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(socket.SOMAXCONN)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 def _ignore(signum: int, frame: FrameType | None) -> None:
@@ -166,7 +150,7 @@ def run(
         vectors_before_ack=embeddings,
     )
     try:
-        sock = bind(host, port)
+        sock = bind(host, port, shared=workers > 1)
     except OSError as exc:
         print(f"nams-local serve: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
         return 1

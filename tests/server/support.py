@@ -14,7 +14,7 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
-from nams_local.server.serve import bind
+from nams_local.server.sockets import bind
 
 __all__ = [
     "UNKNOWN_ID",

@@ -21,7 +21,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from nams_local.server import create_app
 from nams_local.server.runtime import http_protocol
-from nams_local.server.serve import bind
+from nams_local.server.sockets import bind
 
 from .support import bearer, wait_until_healthy
 

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from backends.sqlite import SQLiteBackend
 from nams_local.server import create_app
-from nams_local.server.serve import bind
+from nams_local.server.sockets import bind
 from tests.asgi import BASE_URL, in_process
 
 from .support import Api, assert_error, bearer, live_server
