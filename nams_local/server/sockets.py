@@ -26,16 +26,23 @@ def bind(host: str, port: int, *, shared: bool = False) -> socket.socket:
 
     ``shared`` (``--workers N`` where the kernel spreads connections: ``SPREAD``): the
     socket only holds the address, with ``SO_REUSEPORT`` and without listening, and each
-    worker listens on a socket of its own bound to it (``workers.py``).
+    worker listens on a socket of its own bound to it (``workers.py``). The address is
+    first bound without ``SO_REUSEPORT``, so a port that anything holds, another ``serve
+    --workers`` of the same user included, is refused as before instead of shared.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    spread = shared and SPREAD
+    if spread:
+        probe = _socket(family, reuse_port=False)
+        try:
+            probe.bind((host, port))
+            port = probe.getsockname()[1]  # ``0`` picked a free port: keep that one
+        finally:
+            probe.close()
+    sock = _socket(family, reuse_port=spread)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if shared and SPREAD:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
-        if not (shared and SPREAD):
+        if not spread:
             sock.listen(socket.SOMAXCONN)
     except BaseException:
         sock.close()
@@ -43,14 +50,20 @@ def bind(host: str, port: int, *, shared: bool = False) -> socket.socket:
     return sock
 
 
+def _socket(family: int, *, reuse_port: bool) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    return sock
+
+
 def bind_like(reserved: socket.socket) -> socket.socket:
     """Another socket bound, with ``SO_REUSEPORT``, to the address ``reserved`` (from
     ``bind(..., shared=True)``) holds; it listens once its worker serves, and from then on
     the kernel gives it its share of new connections."""
-    sock = socket.socket(reserved.family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock = _socket(reserved.family, reuse_port=True)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(reserved.getsockname())
     except BaseException:
         sock.close()

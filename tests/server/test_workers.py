@@ -162,6 +162,24 @@ def test_bursts_of_connections_are_spread_over_the_workers(served: ServeProcess)
         assert len(counts) == WORKERS and min(counts.values()) >= 16, counts
 
 
+def test_a_second_serve_with_workers_on_the_same_port_is_refused(
+    served: ServeProcess, tmp_path: Path
+) -> None:
+    """The workers' sockets share their port (``SO_REUSEPORT``); another ``serve --workers``
+    of the same user must still find the port taken, not quietly split its connections."""
+    port = served.base_url.rsplit(":", 1)[1]
+    second = subprocess.run(
+        [sys.executable, "-m", "nams_local.cli", "serve", "--port", port, "--no-embeddings",
+         "--db", str(tmp_path / "other.db"), "--workers", str(WORKERS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert second.returncode == 1, second.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in second.stderr
+
+
 async def test_one_entity_per_name_when_both_workers_extract_it(served: ServeProcess) -> None:
     headers = bearer("entities-on-both")
     async with pinned(served.base_url, per_worker=3) as by_pid:
