@@ -158,10 +158,10 @@ class Supervisor:
 
     # -- workers -----------------------------------------------------------------------
     def _spawn(self, index: int) -> _Worker:
-        read_end, write_end = os.pipe()
-        os.set_blocking(read_end, False)
         own = bind_like(self.sock) if SPREAD else None
         listener = own if own is not None else self.sock
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
         spec = {
             "options": self.options.to_dict(),
             "listen_fd": listener.fileno(),
