@@ -15,7 +15,14 @@ from typing import Any
 from ._common import percentile
 from ._loadgen import FAILED, NORMAL_MIX, OPS, TIMED_OUT
 
-__all__ = ["ceiling_figures", "client_cost", "load_figures", "server_cost", "summarize"]
+__all__ = [
+    "baseline_figures",
+    "ceiling_figures",
+    "client_cost",
+    "load_figures",
+    "server_cost",
+    "summarize",
+]
 
 NORMAL_OPS = tuple(name for name, _ in NORMAL_MIX)
 
@@ -100,6 +107,20 @@ def ceiling_figures(run: dict[str, Any]) -> dict[str, Any]:
         "client": cost,
         # What one generator process could push with a whole core to itself.
         "one_process_max_rps": 1e6 / per_request if per_request else None,
+    }
+
+
+def baseline_figures(
+    run: dict[str, Any], clients: list[dict[str, Any]], server_cpu: float | None
+) -> dict[str, Any]:
+    """The other tenants alone (``--baseline-seconds``): their overall figures."""
+    figures = load_figures(run, clients, server_cpu)
+    overall = figures["overall"]
+    keys = ("requests", "requests_per_second", "p50_ms", "p95_ms", "p99_ms", "non_2xx", "errors")
+    return {
+        "seconds": run["seconds"],
+        **{key: overall[key] for key in keys},
+        "server_cpu_ms_per_request": figures.get("server_cpu_ms_per_request"),
     }
 
 

@@ -58,7 +58,7 @@ from ._common import positive, say
 from ._http import wait_extracted
 from ._loadgen import HEAVY_CYPHER, HOSTILE_KINDS, NORMAL_MIX
 from ._loadpool import run_generators
-from ._loadstats import ceiling_figures, load_figures
+from ._loadstats import baseline_figures, ceiling_figures, load_figures
 from ._report import BarGroup, add_report_options, machine, publish
 from ._serve import ServeProcess, add_serve_options
 from ._workload import distinct_queries, generate
@@ -416,20 +416,6 @@ def _verdict(args: argparse.Namespace, figures: dict[str, Any]) -> dict[str, Any
         # Fast because refused is not fast: every request of theirs must also succeed.
         verdict["others_p95_met"] = overall["p95_ms"] <= TARGET_OTHERS_P95_MS and clean
     return verdict
-
-
-def baseline_figures(
-    run: dict[str, Any], clients: list[dict[str, Any]], server_cpu: float | None
-) -> dict[str, Any]:
-    """The other tenants alone (``--baseline-seconds``): their overall figures."""
-    figures = load_figures(run, clients, server_cpu)
-    overall = figures["overall"]
-    keys = ("requests", "requests_per_second", "p50_ms", "p95_ms", "p99_ms", "non_2xx", "errors")
-    return {
-        "seconds": run["seconds"],
-        **{key: overall[key] for key in keys},
-        "server_cpu_ms_per_request": figures.get("server_cpu_ms_per_request"),
-    }
 
 
 def _baseline_line(base: dict[str, Any], others_p95: float) -> list[str]:

@@ -33,28 +33,16 @@ def bind(host: str, port: int, *, shared: bool = False) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     spread = shared and SPREAD
     if spread:
-        probe = _socket(family, reuse_port=False)
+        probe = _bound(family, (host, port), reuse_port=False)
+        port = probe.getsockname()[1]  # ``0`` picked a free port: keep that one
+        probe.close()
+    sock = _bound(family, (host, port), reuse_port=spread)
+    if not spread:
         try:
-            probe.bind((host, port))
-            port = probe.getsockname()[1]  # ``0`` picked a free port: keep that one
-        finally:
-            probe.close()
-    sock = _socket(family, reuse_port=spread)
-    try:
-        sock.bind((host, port))
-        if not spread:
             sock.listen(socket.SOMAXCONN)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-def _socket(family: int, *, reuse_port: bool) -> socket.socket:
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        except BaseException:
+            sock.close()
+            raise
     return sock
 
 
@@ -62,9 +50,17 @@ def bind_like(reserved: socket.socket) -> socket.socket:
     """Another socket bound, with ``SO_REUSEPORT``, to the address ``reserved`` (from
     ``bind(..., shared=True)``) holds; it listens once its worker serves, and from then on
     the kernel gives it its share of new connections."""
-    sock = _socket(reserved.family, reuse_port=True)
+    return _bound(reserved.family, reserved.getsockname(), reuse_port=True)
+
+
+def _bound(family: int, address: tuple[object, ...], *, reuse_port: bool) -> socket.socket:
+    """A TCP socket bound to ``address`` (closed again if any step fails)."""
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        sock.bind(reserved.getsockname())
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
     except BaseException:
         sock.close()
         raise
